@@ -24,3 +24,20 @@ class GeWarning:
 
     def __init__(self, code: str, args: dict | None = None, message: str | None = None):
         self.code, self.params, self.message = code, dict(args or {}), message
+
+
+# Warnings raised below the entry point are collected here and rendered by ge.atc after the
+# result line (ATC's warning report).  One run = one list; ge.atc clears it at the start.
+_collected: list[GeWarning] = []
+
+
+def warn(code: str, args: dict | None = None, message: str | None = None) -> None:
+    import logging
+    _collected.append(GeWarning(code, args, message))
+    logging.getLogger("ge").warning("%s %s", code, message or args)
+
+
+def take_warnings() -> list[GeWarning]:
+    out = list(_collected)
+    _collected.clear()
+    return out
