@@ -1,0 +1,162 @@
+"""The one table of ATC error and warning codes (spec/atc-cli.md §7.6, decisions table).
+
+Each entry gives the code, its title (ATC's `errTitle`), a message template with named
+`{placeholders}`, and optional cause / solution lines.  CANN's codes keep CANN's titles and
+headline templates; the explanatory texts are our own words.  Our own codes use the prefix
+`EP` (errors) and `WP` (warnings).  Lower layers raise `ge.errors.GeError(code, args)`; only
+`ge.atc.report` turns a code into text.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Code", "CODES", "lookup", "format_message", "is_internal"]
+
+
+@dataclass(frozen=True)
+class Code:
+    code: str
+    title: str
+    template: str
+    cause: str = ""
+    solution: str = ""
+    ours: bool = False          # defined by this implementation, not by CANN
+
+
+_SET_VALID = "Set a valid parameter value."
+
+CODES: tuple[Code, ...] = (
+    # ---- CANN argument errors (E10xxx) --------------------------------------------------
+    Code("E10001", "Invalid_Argument",
+         "Value {value} for parameter {parameter} is invalid. Reason: {reason}"),
+    Code("E10002", "Invalid_Argument_Tensor_Input_Shape",
+         "Value {value} for parameter --input_shape is invalid. Reason: {reason}. "
+         "The value must be formatted as {format}.",
+         solution="Write every input as name:d0,d1,... and separate inputs with ';'."),
+    Code("E10003", "Invalid_Argument",
+         "Value {value} for parameter --{parameter} is invalid. Reason: {reason}"),
+    Code("E10004", "Invalid_Argument", "Value for --{parameter} is empty.",
+         solution=_SET_VALID),
+    Code("E10005", "Invalid_Argument",
+         "Value {value} for parameter --{parameter} is invalid. "
+         "The value must be either true or false.",
+         solution=_SET_VALID + " The parameter value can only be true or false."),
+    Code("E10006", "Invalid_Argument",
+         "Value {value} for parameter --{parameter} is invalid. The value must be either 1 or 0.",
+         solution=_SET_VALID + " The parameter value can only be 1 or 0."),
+    Code("E10007", "Invalid_Argument", "--{parameter} is required. The value must be {support}.",
+         solution=_SET_VALID),
+    Code("E10008", "Invalid_Argument",
+         "--weight must not be empty when --framework is set to 0 (Caffe).",
+         solution="Pass the .caffemodel file with --weight."),
+    Code("E10009", "Invalid_Argument_Tensor_Dynamic_Shape",
+         "--dynamic_batch_size, --dynamic_image_size, --input_shape_range, and --dynamic_dims "
+         "are mutually exclusive.",
+         solution="Keep only one of these options on the command line."),
+    Code("E10010", "Invalid_Argument", "Value {value} for parameter --log is invalid.",
+         solution="Select the value from debug, info, warning, error, and null."),
+    Code("E10011", "Invalid_Argument_Tensor_Input_Shape",
+         "Value {value} for parameter --input_shape is invalid. Shape values must be positive "
+         "integers. The error value in the shape is {dim}.",
+         solution="Give every static dimension as an integer greater than 0."),
+    Code("E10013", "Invalid_Argument", "Value {value} for --{parameter} is out of range.",
+         solution="Use a value that fits the integer type of the parameter."),
+    Code("E10014", "Invalid_Argument", "Value {value} for parameter --{parameter} is invalid.",
+         solution="Check the syntax of the value."),
+    Code("E10016", "Invalid_Argument_Operator_Name",
+         "Op name {opname} specified in --{parameter} is not found in the model. Confirm "
+         "whether this node name exists, or whether the node is not split with the specified "
+         "delimiter ';'.",
+         solution="Specify the name of an existing node in the graph."),
+    Code("E10017", "Invalid_Argument",
+         "Input Op {opname} specified in --{parameter} is invalid. The Op type must be Data."),
+    Code("E10021", "Invalid_Argument",
+         "Path for parameter --{parameter} is too long. Keep the length within {length}.",
+         solution="Use a shorter path."),
+    Code("E10022", "Invalid_Argument",
+         "Path {path} for parameter --{parameter} does not include the file name.",
+         solution="Add the file name to the path."),
+    Code("E10032", "File_Operation_Error_Parse", "Failed to parse JSON file {file}. Reason: {reason}.",
+         solution="Fix the JSON file so that it follows the documented layout."),
+    Code("E10040", "Invalid_Argument_Tensor_Dynamic_Shape",
+         "Value {value} for parameter --input_shape is invalid. Reason: '~' ranges cannot be "
+         "combined with {parameter}.",
+         solution="Use -1 for gear dimensions when a gear option is set."),
+    Code("E10041", "Invalid_Argument_Model", "Failed to load the model from {file}.",
+         solution="Check that the file is a model of the selected kind."),
+    Code("E10047", "Invalid_Argument", "--{parameter1} and --{parameter2} are mutually exclusive.",
+         solution="Remove either of them and try again."),
+    Code("E10048", "Invalid_Argument",
+         "Value {value} for parameter --input_shape_range or dynamic_inputs_shape_range is "
+         "invalid. Reason: {reason}. The value must be formatted as {format}.",
+         solution="Write ranges as lo~hi with non-negative integers."),
+    Code("E10054", "Invalid_Argument",
+         "The required parameter {parameter} for ATC is empty. Another possible reason is that "
+         "the values of some parameters are not enclosed by quotation marks (\"\").",
+         solution="Check whether the command line parameter format is correct."),
+    Code("E10055", "Not_Supported", "The operation is not supported. Reason: {reason}.",
+         solution="Check whether the configured parameter or used function is supported."),
+    Code("E10056", "Invalid_Argument",
+         "Cannot configure both parameters {parameter1} and {parameter2} simultaneously.",
+         solution="Keep only one of the two precision options."),
+    Code("E10057", "Invalid_Argument", "--{parameter1} and --{parameter2} can only be used together.",
+         solution="Run --mode=6 with --om only."),
+    Code("E10059", "Invalid_Argument", "{stage} failed. Reason: {reason}."),
+    # ---- CANN file / environment errors (E13xxx) -----------------------------------------
+    Code("E13001", "File_Operation_Error_Open", "Failed to open file {file}. Reason: {reason}."),
+    Code("E13004", "File_Operation_Error_Write", "Failed to write file {file}. Reason: {reason}.",
+         solution="Check the permissions and the free space of the target directory."),
+    Code("E13010", "File_Operation_Error_Plugin", "Failed to load pass plugin {file}. Reason: {reason}.",
+         solution="Fix the plugin module or remove it from ASCEND_GE_PY_PASS_PATH."),
+    # ---- internal ----------------------------------------------------------------------
+    Code("E19999", "Inner_Error", "Unknown error occurred. Please check the log.",
+         solution="Send the log file named on the screen to the maintainers."),
+    Code("EZ3003", "Operator_Not_Supported",
+         "No supported engine found for op {opname} ({optype}). Reason: {reason}.",
+         solution="Check the engine exclusion options and the operator support list."),
+    # ---- our own errors (EPxxxx) -------------------------------------------------------
+    Code("EP0001", "Not_Available_Yet",
+         "The feature {feature} is not available yet in this implementation.",
+         solution="Use a released version that provides it, or leave the feature out.",
+         ours=True),
+    Code("EP0002", "Not_Supported",
+         "{feature} is not supported by this implementation. Reason: {reason}.",
+         solution="Leave the option out, or set it to its default value.",
+         ours=True),
+    # ---- warnings ------------------------------------------------------------------------
+    Code("WP0001", "Option_Without_Effect",
+         "Option --{parameter}={value} is accepted but has no effect in this implementation "
+         "(the target is the host CPU).", ours=True),
+    Code("WP0002", "Option_Ignored",
+         "Raw GE option {key} in level [{level}] is not supported in ATC and was ignored.",
+         ours=True),
+    Code("WP0003", "Option_Ignored",
+         "Option --weight is ignored for framework {framework}.", ours=True),
+)
+
+_BY_CODE = {entry.code: entry for entry in CODES}
+assert len(_BY_CODE) == len(CODES), "duplicate code in CODES"
+
+
+def lookup(code: str) -> Code | None:
+    return _BY_CODE.get(code)
+
+
+class _KeepMissing(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def format_message(code: str, params: dict | None = None, message: str | None = None) -> str:
+    """The message text of one record: a ready `message` wins over the template."""
+    if message:
+        return message
+    entry = lookup(code)
+    if entry is None:
+        return " ".join(f"{k}={v}" for k, v in (params or {}).items())
+    return entry.template.format_map(_KeepMissing({k: str(v) for k, v in (params or {}).items()}))
+
+
+def is_internal(code: str) -> bool:
+    """Codes whose digits 3..6 are 9999 or 8888 are internal (§7.1)."""
+    return code[2:6] in ("9999", "8888") or lookup(code) is None

@@ -1,0 +1,31 @@
+"""Readable text of a graph (str(graph), DumpFormat.kReadable)."""
+from __future__ import annotations
+
+
+def readable(graph) -> str:
+    lines = [f"graph {graph.name} {{"]
+    for n in graph.nodes:
+        ins = ", ".join("-" if e is None else f"{e[0].name}:{e[1]}" for e in n.inputs())
+        outs = ", ".join(f"{list(n.out_desc(i).shape)}:{n.out_desc(i).data_type.name}"
+                         for i in range(n.num_outputs))
+        lines.append(f"  {n.name} = {n.type}({ins}) -> [{outs}]")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def dump_text(graph, fmt) -> str:
+    from .types import DumpFormat
+    if fmt == DumpFormat.kReadable:
+        return readable(graph)
+    from .serialize import graph_to_text
+    return graph_to_text(graph, fmt)
+
+
+def dump_file(graph, fmt, suffix: str = "") -> None:
+    from .types import DumpFormat
+    ext = {DumpFormat.kReadable: "txt", DumpFormat.kTxt: "pbtxt", DumpFormat.kOnnx: "onnx"}[fmt]
+    path = f"ge_{graph.name}{suffix}.{ext}"
+    data = dump_text(graph, fmt)
+    mode = "wb" if isinstance(data, bytes) else "w"
+    with open(path, mode) as f:
+        f.write(data)

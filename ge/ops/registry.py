@@ -1,0 +1,101 @@
+"""The operator registry: one OpDef per IR op; the single source for parser checks, inference,
+ge.es, engine placement, kernel generation and the runtime.  See docs/ops-registry.md."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from ge.graph.types import AttrValueType as VT, DataType
+
+REQUIRED = object()  # default of a required attribute
+
+
+@dataclass(frozen=True)
+class Port:
+    name: str
+    kind: str = "required"  # "required" | "optional" | "dynamic"
+
+
+@dataclass(frozen=True)
+class AttrSpec:
+    name: str
+    kind: VT
+    default: object = REQUIRED
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """What inference sees of one input: shape (None = unknown), dtype, constant value or None."""
+    shape: Optional[tuple]
+    dtype: DataType
+    value: Optional[np.ndarray] = None
+
+
+@dataclass(frozen=True)
+class InferCtx:
+    ins: list            # list[TensorInfo | None], one per input slot (None = absent optional)
+    attrs: dict          # every IR attribute, defaults filled in
+    num_outputs: int     # number of output slots of the node (dynamic outputs expanded)
+    op_name: str = ""    # node name, for error messages
+
+
+Infer = Callable[[InferCtx], list]        # -> list[(shape tuple, DataType)], one per output
+Kernel = Callable[[list, dict], list]     # (input arrays (None if absent), attrs) -> outputs
+
+
+@dataclass(frozen=True)
+class OpDef:
+    type: str
+    inputs: tuple = ()      # tuple[Port]
+    outputs: tuple = ()     # tuple[Port]
+    attrs: tuple = ()       # tuple[AttrSpec]
+    infer: Optional[Infer] = None
+    kernel: Optional[Kernel] = None
+    subgraphs: tuple = ()   # IR subgraph names, e.g. ("then_branch", "else_branch")
+    engines: tuple = ()     # engines that support the op, filled by ge.compiler.engines
+    kernel_gen: Optional[Callable] = None  # C kernel generator hook (ge.compiler.kernels)
+    doc: str = ""
+    extra: dict = field(default_factory=dict, compare=False)
+
+    def attr_spec(self, name: str) -> Optional[AttrSpec]:
+        for a in self.attrs:
+            if a.name == name:
+                return a
+        return None
+
+    def input_index(self, name: str) -> int:
+        for i, p in enumerate(self.inputs):
+            if p.name == name:
+                return i
+        raise KeyError(f"{self.type} has no input {name}")
+
+
+REGISTRY: dict[str, OpDef] = {}
+
+
+def register(opdef: OpDef) -> OpDef:
+    if opdef.type in REGISTRY:
+        raise ValueError(f"op {opdef.type} registered twice")
+    REGISTRY[opdef.type] = opdef
+    return opdef
+
+
+def get(op_type: str) -> Optional[OpDef]:
+    _ensure_loaded()
+    return REGISTRY.get(op_type)
+
+
+def all_ops() -> dict[str, OpDef]:
+    _ensure_loaded()
+    return dict(REGISTRY)
+
+
+def _ensure_loaded() -> None:
+    if not REGISTRY:
+        import ge.ops.defs  # noqa: F401  (registers every op)
