@@ -1,0 +1,66 @@
+"""Small graph rewrites every model needs: constant lookup, bypass, dead-node removal."""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from ge.graph import Graph, Node, Tensor
+
+CONST_TYPES = ("Const", "Constant")
+
+
+def const_value(node: Node) -> Optional[np.ndarray]:
+    """The numpy value of a Const/Constant node, else None."""
+    if node.type in CONST_TYPES:
+        value = node.attr("value")
+        if isinstance(value, Tensor):
+            return value.numpy()
+    return None
+
+
+def input_const(node: Node, i: int) -> Optional[np.ndarray]:
+    edge = node.input(i)
+    return None if edge is None else const_value(edge[0])
+
+
+def make_const(graph: Graph, name: str, array: np.ndarray, origin=()) -> Node:
+    from ge.graph.types import from_numpy_dtype
+    from ge.graph.tensor import TensorDesc
+    const = graph.add_node("Const", graph.unique_name(name), output_names=["y"], origin=origin)
+    const.set_attr("value", Tensor.from_numpy(np.ascontiguousarray(array)))
+    desc = TensorDesc(list(array.shape), data_type=from_numpy_dtype(array.dtype))
+    const.update_output_desc(0, desc)
+    return const
+
+
+def bypass(graph: Graph, node: Node, in_idx: int = 0, out_idx: int = 0) -> None:
+    """Route consumers of node:out_idx to the producer of its input in_idx, then erase node."""
+    src = node.input(in_idx)
+    if src is not None:
+        graph.replace_uses((node, out_idx), src)
+        for dst, _ in src[0].consumers(src[1]):
+            if dst.type == "NetOutput":
+                dst.merge_origin(node.origin)
+    graph.erase_node(node)
+
+
+def remove_dead_nodes(graph: Graph) -> int:
+    """Erase nodes from which no NetOutput is reachable (Data nodes are kept: they are the
+    model's inputs).  Returns the number removed."""
+    out = graph.output_node()
+    if out is None:
+        return 0
+    live = {id(out)}
+    stack = [out]
+    while stack:
+        n = stack.pop()
+        preds = [e[0] for e in n.inputs() if e is not None] + n.get_in_control_nodes()
+        for p in preds:
+            if id(p) not in live:
+                live.add(id(p))
+                stack.append(p)
+    dead = [n for n in graph.topo_order() if id(n) not in live and n.type != "Data"]
+    for n in reversed(dead):
+        graph.erase_node(n)
+    return len(dead)

@@ -1,0 +1,109 @@
+"""The compile pipeline: one table of stages, run in order on a parsed graph.
+
+Stage order follows ARCHITECTURE.md and spec/python-passes.md §6.1.  Each stage is a plain
+function (graph, ctx) -> None; user and built-in passes run through ge.passes at the four
+pass stages.  Graph dumps (DUMP_GE_GRAPH) are written after every stage.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ge.graph import Graph
+
+from . import prepare
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class BuildContext:
+    options: dict
+    report: dict = field(default_factory=dict)     # fusion report, filled by ge.passes
+    kernels: object = None                         # set by the op-compile stage
+    memory: object = None                          # set by the memory-planning stage
+    stage_times: dict = field(default_factory=dict)
+
+
+def _pass_stage(stage_name: str) -> Callable:
+    def run(graph: Graph, ctx: BuildContext) -> None:
+        from ge.passes.runner import run_stage
+        from ge.passes import PassStage
+        run_stage(graph, PassStage(stage_name), ctx.options, ctx.report)
+    run.__name__ = f"passes_{stage_name}"
+    return run
+
+
+def _infer(graph: Graph, ctx: BuildContext) -> None:
+    prepare.infer_shapes(graph)
+
+
+def _prepare(graph: Graph, ctx: BuildContext) -> None:
+    prepare.prepare(graph)
+
+
+def _builtin_fusion(graph: Graph, ctx: BuildContext) -> None:
+    from ge.passes.runner import run_builtin
+    run_builtin(graph, ctx.options, ctx.report)
+
+
+def _origin_optimize(graph: Graph, ctx: BuildContext) -> None:
+    for g in [graph] + graph.get_all_subgraphs():
+        prepare.remove_bypass_ops(g)
+    prepare.infer_shapes(graph)
+    for g in [graph] + graph.get_all_subgraphs():
+        prepare.fold_constants(g)
+
+
+def _output_type(graph: Graph, ctx: BuildContext) -> None:
+    from .output_type import apply_output_type
+    apply_output_type(graph, ctx.options)
+
+
+def _place(graph: Graph, ctx: BuildContext) -> None:
+    from .engines import place_engines
+    for g in [graph] + graph.get_all_subgraphs():
+        place_engines(g, ctx.options)
+
+
+def _op_compile(graph: Graph, ctx: BuildContext) -> None:
+    from .opcompile import compile_ops
+    ctx.kernels = compile_ops(graph, ctx.options)
+
+
+def _memory(graph: Graph, ctx: BuildContext) -> None:
+    from .memory import plan_memory
+    ctx.memory = plan_memory(graph, ctx.kernels)
+
+
+# (name used in dumps, function).  The dump names of the pass stages are CANN's.
+STAGES: tuple = (
+    ("RunCustomPassBeforeInfershape", _pass_stage("BeforeInferShape")),
+    ("PrepareInferShape", _prepare),
+    ("RunCustomPass_AfterInferShape", _pass_stage("AfterInferShape")),
+    ("BuiltinFusion", _builtin_fusion),
+    ("RunCustomPassAfterBuiltinFusionPass", _pass_stage("AfterBuiltinFusionPass")),
+    ("OriginGraphOptimize", _origin_optimize),
+    ("RunCustomPassAfterOriginGraphOptimize", _pass_stage("AfterOriginGraphOptimize")),
+    ("OutputType", _output_type),
+    ("InferShapeFinal", _infer),
+    ("EnginePlacement", _place),
+    ("OpCompile", _op_compile),
+    ("MemoryPlanning", _memory),
+)
+
+
+def run_pipeline(graph: Graph, options: dict) -> BuildContext:
+    from .dump import GraphDumper
+    ctx = BuildContext(options=dict(options))
+    dumper = GraphDumper.from_env(graph.name)
+    dumper.dump(graph, "PreRunBegin")
+    for name, stage in STAGES:
+        start = time.perf_counter()
+        stage(graph, ctx)
+        ctx.stage_times[name] = time.perf_counter() - start
+        log.info("stage %s done in %.3f s", name, ctx.stage_times[name])
+        dumper.dump(graph, name)
+    return ctx

@@ -1,0 +1,127 @@
+"""Graph preparation: shape inference, constant folding, Identity/Dropout removal."""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from ge import ops
+from ge.errors import GeError
+from ge.graph import Graph, Node
+from ge.graph.types import from_numpy_dtype
+
+from .graph_utils import CONST_TYPES, bypass, const_value, make_const, remove_dead_nodes
+
+log = logging.getLogger(__name__)
+
+# Ops that are never folded: graph structure, and ops whose value is not a pure function of
+# constant inputs.
+NO_FOLD = frozenset({"Data", "Const", "Constant", "FileConstant", "NetOutput", "If",
+                     "PartitionedCall", "RefData", "Variable"})
+# Inference-time no-ops removed during preparation (output 0 = input 0).
+BYPASS_OPS = frozenset({"Identity", "Dropout", "TensorMove"})
+# Do not fold into constants larger than this many bytes (keeps the OM small when a cheap op
+# would blow up a weight, e.g. Expand of a scalar).
+FOLD_LIMIT_BYTES = 64 << 20
+
+
+def _subgraphs_of(graph: Graph, node: Node) -> list[Graph]:
+    return [graph.get_subgraph(name) for name in node.subgraphs.values()
+            if graph.get_subgraph(name) is not None]
+
+
+def infer_shapes(graph: Graph) -> None:
+    """Infer output descs of every node in topological order, subgraphs included."""
+    for node in graph.topo_order():
+        if node.type == "Data":
+            _sync_data(graph, node)
+            continue
+        opdef = ops.get(node.type)
+        if opdef is None:
+            raise GeError("E13010", message=f"Op type [{node.type}] of node [{node.name}] "
+                          "is not registered")
+        # Input descs mirror the producers' output descs.
+        for i, edge in enumerate(node.inputs()):
+            if edge is not None:
+                node.update_input_desc(i, edge[0].out_desc(edge[1]))
+        for sub in _subgraphs_of(graph, node):
+            _bind_subgraph_inputs(node, sub)
+            infer_shapes(sub)
+        if node.type != "NetOutput":
+            ops.infer_node(node)
+
+
+def _sync_data(graph: Graph, node: Node) -> None:
+    """A Data node's output desc is its input desc (set by the parser or a parent If)."""
+    if node.num_inputs:
+        node.update_output_desc(0, node.in_desc(0))
+
+
+def _bind_subgraph_inputs(parent: Node, sub: Graph) -> None:
+    for data in sub.data_nodes():
+        idx = data.attr("_parent_node_index")
+        if idx is None or idx >= parent.num_inputs:
+            continue
+        desc = parent.in_desc(idx)
+        if data.num_inputs:
+            data.update_input_desc(0, desc)
+        data.update_output_desc(0, desc)
+
+
+def fold_constants(graph: Graph) -> int:
+    """Replace every node whose inputs are all constants by Const nodes.  Returns count."""
+    folded = 0
+    for node in graph.topo_order():
+        if node.type in NO_FOLD or node.graph is None:
+            continue
+        edges = node.inputs()
+        if not any(e is not None for e in edges):
+            continue
+        values = [None if e is None else const_value(e[0]) for e in edges]
+        if any(e is not None and v is None for e, v in zip(edges, values)):
+            continue
+        opdef = ops.get(node.type)
+        if opdef is None or opdef.kernel is None:
+            continue
+        outputs = opdef.kernel(values, ops.resolved_attrs(opdef, node))
+        if sum(np.asarray(o).nbytes for o in outputs) > FOLD_LIMIT_BYTES:
+            continue
+        for idx, out in enumerate(outputs):
+            if not node.consumers(idx):
+                continue
+            arr = np.asarray(out)
+            if arr.dtype == np.float64 and node.out_desc(idx).data_type != from_numpy_dtype(arr.dtype):
+                arr = arr.astype(np.float32)
+            const = make_const(graph, f"{node.name}_folded" if idx == 0 else
+                               f"{node.name}_folded_{idx}", arr, origin=node.origin)
+            graph.replace_uses((node, idx), (const, 0))
+        graph.erase_node(node)
+        folded += 1
+    remove_dead_nodes(graph)
+    return folded
+
+
+def remove_bypass_ops(graph: Graph) -> int:
+    removed = 0
+    for node in graph.topo_order():
+        if node.type in BYPASS_OPS and node.input(0) is not None:
+            if node.type == "Dropout" and any(node.consumers(i) for i in range(1, node.num_outputs)):
+                continue  # the mask is used: keep the op
+            bypass(graph, node)
+            removed += 1
+    return removed
+
+
+def prepare(graph: Graph) -> None:
+    """Every model needs this: shapes, folding (light models build weights with
+    ConstantOfShape), no-op removal, dead code."""
+    for g in [graph] + graph.get_all_subgraphs():
+        remove_bypass_ops(g)
+    infer_shapes(graph)
+    for g in [graph] + graph.get_all_subgraphs():
+        fold_constants(g)
+        remove_dead_nodes(g)
+    infer_shapes(graph)
+
+
+__all__ = ["infer_shapes", "fold_constants", "remove_bypass_ops", "prepare", "CONST_TYPES"]
