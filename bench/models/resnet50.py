@@ -47,8 +47,7 @@ def _bottleneck(g: GraphBuilder, x: Act, planes: int, stride: int, name: str) ->
     if stride != 1 or x.channels != out_ch:
         x = g.batchnorm(g.conv(x, out_ch, 1, stride, f"{name}.downsample.0"),
                         f"{name}.downsample.1")
-    s = Act(g.node("Add", [y.name, x.name], f"{name}.add"), out_ch, y.msq + x.msq)
-    return g.relu(s, f"{name}.relu3")
+    return g.relu(g.add(y, x, f"{name}.add"), f"{name}.relu3")
 
 
 def build(size: str = "ci", batch: int = 1, opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
@@ -59,10 +58,9 @@ def build(size: str = "ci", batch: int = 1, opset: int = DEFAULT_OPSET) -> onnx.
         raise ValueError(f"opset must be >= {MIN_OPSET}, got {opset}")
     image, div = SIZES[size]["image"], SIZES[size]["width_div"]
     g = GraphBuilder()
-    x = Act("input", 3, 1.0)
+    x = Act("input", 3, g.calibration_images(image))
     x = g.relu(g.batchnorm(g.conv(x, 64 // div, 7, 2, "conv1"), "bn1"), "relu")
-    x = Act(g.node("MaxPool", [x.name], "maxpool", kernel_shape=[3, 3], strides=[2, 2],
-                   pads=[1, 1, 1, 1]), x.channels, x.msq)
+    x = g.maxpool(x, 3, 2, "maxpool")
     for layer, (planes, blocks, stride) in enumerate(STAGES, start=1):
         for i in range(blocks):
             x = _bottleneck(g, x, planes // div, stride if i == 0 else 1, f"layer{layer}.{i}")
