@@ -1,0 +1,94 @@
+"""What ge.atc hands over to (docs/interfaces.md): compile, save, convert, inspect."""
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+
+from ge.errors import GeError
+from ge.graph import Graph
+
+log = logging.getLogger(__name__)
+
+FRAMEWORK_NAMES = {0: "Caffe", 1: "MindSpore", 3: "TensorFlow", 4: "Android_NN", 5: "Onnx"}
+
+
+@dataclass
+class CompiledModel:
+    graph: Graph
+    options: dict
+    context: object = None           # pipeline.BuildContext
+    framework: int = 5
+    warnings: list = field(default_factory=list)
+
+
+def load_model_file(model_path: str, framework: int, options: dict) -> Graph:
+    """Parse a framework model file into a graph (ONNX, or AIR for framework 1)."""
+    if framework == 5:
+        from ge.parser.onnx import parse_onnx
+        graph = parse_onnx(model_path, options)
+    elif framework == 1:
+        from ge.graph.serialize import load_air
+        graph = load_air(model_path)
+    else:
+        raise GeError("EP0002", {"feature": f"--framework={framework}"},
+                      message=f"--framework={framework} is not supported by this implementation.")
+    return graph
+
+
+def build_graph(graph: Graph, options: dict, framework: int = 5) -> CompiledModel:
+    """Run the whole pipeline on a parsed graph (ge.offline_compile uses this too)."""
+    from ge.passes.bootstrap import ensure_plugins_loaded
+    from .pipeline import run_pipeline
+    ensure_plugins_loaded()
+    ctx = run_pipeline(graph, options)
+    return CompiledModel(graph=graph, options=dict(options), context=ctx, framework=framework)
+
+
+def compile_model_file(model_path: str, framework: int, options: dict,
+                       weight_path: str | None = None) -> CompiledModel:
+    graph = load_model_file(model_path, framework, options)
+    return build_graph(graph, options, framework)
+
+
+def save_om(path: str, compiled: CompiledModel, atc_cmdline: str = "") -> None:
+    from .build import build_om_content
+    from ge.om import write_om
+    write_om(path, build_om_content(compiled, atc_cmdline))
+
+
+def write_fusion_result(compiled: CompiledModel) -> str | None:
+    from ge.passes.runner import write_fusion_result as _write
+    return _write(compiled.context.report, os.environ.get("ASCEND_WORK_PATH") or None)
+
+
+def om_to_json(om_path: str) -> str:
+    from ge.om import om_to_json as _conv
+    return _conv(om_path)
+
+
+def model_to_json(model_path: str, framework: int) -> str:
+    if framework == 5:
+        from ge.parser.onnx_json import model_to_json as _conv
+        return _conv(model_path)
+    if framework == 1:
+        from ge.om import air_to_json
+        return air_to_json(model_path)
+    raise GeError("EP0002", {"feature": f"--framework={framework}"},
+                  message=f"--framework={framework} is not supported by this implementation.")
+
+
+def pbtxt_to_json(path: str) -> str:
+    from ge.om import pbtxt_to_json as _conv
+    return _conv(path)
+
+
+def om_info(om_path: str) -> dict:
+    from ge.om import om_info as _info
+    return _info(om_path)
+
+
+def precheck(model_path: str, framework: int, options: dict) -> dict:
+    """Mode 3: parse the model and report, per node, whether its op is supported."""
+    from .precheck import run_precheck
+    return run_precheck(model_path, framework, options)
