@@ -1,6 +1,11 @@
-"""The ATC main flow (placeholder until the command-line contract lands)."""
+"""ge.atc: the ATC command-line contract (spec/atc-cli.md).
 
+One flag table (`flags.py`) drives the parser, the help, the GE option map and the
+compatibility matrix; one code table (`codes.py`) holds every error and warning text.
+`main_impl(argv)` is the whole ATC run; the native layer and `ge.pyatc` call only it.
+"""
+from __future__ import annotations
 
-def main_impl(argv: list[str]) -> int:
-    print("ATC start working now, please wait for a moment.", flush=True)
-    return -1
+from .main import main_impl
+
+__all__ = ["main_impl"]

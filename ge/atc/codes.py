@@ -123,6 +123,9 @@ CODES: tuple[Code, ...] = (
          "{feature} is not supported by this implementation. Reason: {reason}.",
          solution="Leave the option out, or set it to its default value.",
          ours=True),
+    Code("EP0003", "Pre_Check_Failed",
+         "The pre-check found unsupported or invalid operators; see the report {file}.",
+         solution="Fix the operators listed as failed in the report.", ours=True),
     # ---- warnings ------------------------------------------------------------------------
     Code("WP0001", "Option_Without_Effect",
          "Option --{parameter}={value} is accepted but has no effect in this implementation "
@@ -130,8 +133,6 @@ CODES: tuple[Code, ...] = (
     Code("WP0002", "Option_Ignored",
          "Raw GE option {key} in level [{level}] is not supported in ATC and was ignored.",
          ours=True),
-    Code("WP0003", "Option_Ignored",
-         "Option --weight is ignored for framework {framework}.", ours=True),
 )
 
 _BY_CODE = {entry.code: entry for entry in CODES}
@@ -159,4 +160,4 @@ def format_message(code: str, params: dict | None = None, message: str | None = 
 
 def is_internal(code: str) -> bool:
     """Codes whose digits 3..6 are 9999 or 8888 are internal (§7.1)."""
-    return code[2:6] in ("9999", "8888") or lookup(code) is None
+    return code[2:6] in ("9999", "8888")

@@ -1,0 +1,17 @@
+"""`python3 -m ge.atc ARGS`: run the ATC flow in this interpreter (development entry).
+
+The exit status follows the C convention of `main` returning -1: 255.
+"""
+from __future__ import annotations
+
+import sys
+
+from . import main_impl
+
+
+def main() -> None:
+    sys.exit(main_impl(list(sys.argv)) & 0xFF)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""ATC process logging (spec/atc-cli.md §1.2, §10).
+
+Logs go to a file `<root>/debug/plog/plog-<pid>_<YYYYmmddHHMMSSfff>.log`, where root is
+`ASCEND_PROCESS_LOG_PATH` or `$HOME/ascend/log`.  `--log` sets the level of the `ge` logger
+(default `null`: nothing is logged), except that with `NPU_COLLECT_PATH` set `--log=null` keeps
+`ASCEND_GLOBAL_LOG_LEVEL`.  With `ASCEND_SLOG_PRINT_TO_STDOUT=1` and a level other than null the
+records are also printed on stdout.  Internal faults (E19999) always write their traceback to
+the log file, whatever the level, so that the screen never shows one.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+
+__all__ = ["LogSetup", "start_logging", "default_log_path", "LEVELS"]
+
+LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
+          "error": logging.ERROR, "null": logging.CRITICAL + 10}
+_GLOBAL_LEVELS = {"0": "debug", "1": "info", "2": "warning", "3": "error", "4": "null"}
+_FORMAT = "[%(levelname)s] GE(%(process)d,atc):%(asctime)s %(name)s: %(message)s"
+
+
+def default_log_path(environ) -> str:
+    root = environ.get("ASCEND_PROCESS_LOG_PATH") or os.path.join(
+        environ.get("HOME") or os.path.expanduser("~"), "ascend", "log")
+    now = time.time()
+    stamp = time.strftime("%Y%m%d%H%M%S", time.localtime(now)) + f"{int(now * 1000) % 1000:03d}"
+    return os.path.join(root, "debug", "plog", f"plog-{os.getpid()}_{stamp}.log")
+
+
+@dataclass
+class LogSetup:
+    path: str
+    level_name: str
+    handlers: list = field(default_factory=list)
+
+    def write_fault(self, text: str) -> str | None:
+        """Append an internal-fault record to the log file; return its path, None if unwritable."""
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            with open(self.path, "a", encoding="utf-8", errors="surrogateescape") as handle:
+                handle.write(f"[ERROR] GE({os.getpid()},atc): {text}\n")
+        except OSError:
+            return None
+        return self.path
+
+    def close(self) -> None:
+        logger = logging.getLogger("ge")
+        for handler in self.handlers:
+            logger.removeHandler(handler)
+            handler.close()
+        self.handlers.clear()
+
+
+class _LazyFileHandler(logging.FileHandler):
+    """Creates the plog directory only when the first record is written."""
+
+    def _open(self):
+        os.makedirs(os.path.dirname(self.baseFilename), exist_ok=True)
+        return super()._open()
+
+
+def start_logging(level_flag: str, environ=None) -> LogSetup:
+    environ = os.environ if environ is None else environ
+    level_name = level_flag
+    if level_flag == "null" and environ.get("NPU_COLLECT_PATH"):
+        level_name = _GLOBAL_LEVELS.get(environ.get("ASCEND_GLOBAL_LOG_LEVEL", ""), "null")
+    setup = LogSetup(default_log_path(environ), level_name)
+    logger = logging.getLogger("ge")
+    logger.setLevel(LEVELS[level_name])
+    if level_name == "null":
+        return setup
+    formatter = logging.Formatter(_FORMAT)
+    file_handler = _LazyFileHandler(setup.path, encoding="utf-8", delay=True,
+                                    errors="surrogateescape")
+    file_handler.setFormatter(formatter)
+    setup.handlers.append(file_handler)
+    if environ.get("ASCEND_SLOG_PRINT_TO_STDOUT") == "1":
+        screen = logging.StreamHandler(sys.stdout)
+        screen.setFormatter(formatter)
+        setup.handlers.append(screen)
+    for handler in setup.handlers:
+        logger.addHandler(handler)
+    return setup

@@ -1,0 +1,167 @@
+"""Run-mode handlers (spec/atc-cli.md §4, §9): hand over to `ge.compiler.api`.
+
+The compiler API is imported lazily inside each handler; a missing module or function is the
+coded EP0001 "not available yet" failure, never a silent success.  Files ATC itself writes
+(JSON outputs, the pre-check report) go through a temporary name in the same directory and a
+rename, with permissions 0600 as CANN's JSON saver uses.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import tempfile
+
+from ge.errors import GeError
+
+from .checks import OUTPUT_SUFFIX
+from .options import RunState, build_options
+from .paths import check_input_path, check_output_path
+from .report import out
+
+__all__ = ["compiler_api", "run_mode", "MODE_HANDLERS", "write_text_atomic", "model_info_lines"]
+
+_API_MODULE = "ge.compiler.api"
+
+
+def compiler_api(function: str):
+    """`ge.compiler.api.<function>`, or EP0001 naming it when it does not exist yet."""
+    try:
+        module = importlib.import_module(_API_MODULE)
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("ge.compiler", _API_MODULE):
+            raise
+        module = None
+    found = getattr(module, function, None) if module is not None else None
+    if found is None:
+        raise GeError("EP0001", {"feature": f"{_API_MODULE}.{function}"})
+    return found
+
+
+def write_text_atomic(path: str, text: str) -> None:
+    directory = os.path.dirname(path) or "."
+    fd, temp = tempfile.mkstemp(prefix=".tmp_", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(temp, 0o600)
+        os.replace(temp, path)
+    except OSError as exc:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise GeError("E13004", {"file": path, "reason": exc.strerror or str(exc)}) from None
+
+
+def _cmdline(state: RunState) -> str:
+    return " ".join(state.argv)
+
+
+# ------------------------------------------------------------------ model-info block (§9.5)
+_INFO_RESOURCE = ("memory_size", "weight_size", "stream_num", "event_num")
+_INFO_OM = ("modeldef_size", "weight_data_size", "tbe_kernels_size",
+            "cust_aicpu_kernel_store_size", "task_info_size", "so_store_size")
+
+
+def model_info_lines(info: dict, cmdline: str) -> list[str]:
+    def num(key: str) -> str:
+        value = info.get(key)
+        return "-1" if value is None else str(value)
+
+    lines = ["============ Display Model Info start ============",
+             f"Original Atc command line: {info.get('atc_cmdline', cmdline)}",
+             f"system   info: atc_version[{info.get('atc_version', '')}], "
+             f"soc_version[{info.get('soc_version', '')}], "
+             f"framework_type[{info.get('framework_type', '')}].",
+             "resource info: " + ", ".join(
+                 f"{k}[{num(k)} B]" if k.endswith("size") else f"{k}[{num(k)}]"
+                 for k in _INFO_RESOURCE) + "."]
+    if all(info.get(k) is None for k in _INFO_OM):
+        lines.append("om       info: attribute om_info_list not found in the model "
+                     "(the model was built by an incompatible version).")
+    else:
+        lines.append("om       info: " + ", ".join(f"{k}[{num(k)} B]" for k in _INFO_OM) + ".")
+    lines.append("============ Display Model Info end   ============")
+    return lines
+
+
+def _display_info(state: RunState, om_path: str) -> None:
+    info = compiler_api("om_info")(om_path)
+    for line in model_info_lines(info, _cmdline(state)):
+        out(line)
+
+
+# ------------------------------------------------------------------ handlers
+def _mode_compile(state: RunState) -> None:
+    """Mode 0 (7 and 30 are refused before dispatch)."""
+    options = build_options(state, state.check_report)
+    compile_model_file = compiler_api("compile_model_file")
+    save_om = compiler_api("save_om")
+    compiled = compile_model_file(state.get("model"), state.framework, options,
+                                  weight_path=state.get("weight") or None)
+    output = state.get("output")
+    if getattr(compiled, "host_platform_dependent", False):
+        output += f"_{state.get('host_env_os')}_{state.get('host_env_cpu')}"
+    path = output + OUTPUT_SUFFIX[state.mode]
+    save_om(path, compiled, _cmdline(state))
+    if state.get("display_model_info") == "1":
+        _display_info(state, path)
+
+
+def _mode_precheck(state: RunState) -> None:
+    """Mode 3: parse only, write the pre-check report; no model file."""
+    options = build_options(state, state.check_report)
+    report = compiler_api("precheck")(state.get("model"), state.framework, options)
+    write_text_atomic(state.check_report, json.dumps(report, indent=2) + "\n")
+    if report.get("result") == "failed":
+        raise GeError("EP0003", {"file": state.check_report})
+
+
+def _check_json_io(state: RunState) -> tuple[str, str]:
+    om, json_path = state.get("om"), state.get("json")
+    if not om:
+        raise GeError("E10004", {"parameter": "om"})
+    if state.mode == 5 and om.rsplit(".", 1)[-1] != "txt":
+        raise GeError("E10001", {"value": om, "parameter": "--om", "reason":
+                                 "If the value of --model is 5, --om only supports *.txt format."})
+    if not json_path:
+        raise GeError("E10004", {"parameter": "json"})
+    resolved = check_input_path(om, "om")
+    check_output_path(json_path, "--json")
+    return resolved, json_path
+
+
+def _mode_to_json(state: RunState) -> None:
+    """Mode 1: OM (no --framework) or an original model (--framework 0/3/5) to JSON."""
+    om, json_path = _check_json_io(state)
+    if state.framework in (0, 3):
+        raise GeError("EP0002", {"feature": f"--mode=1 with --framework={state.framework}",
+                                 "reason": "only ONNX (5) and AIR (1) models are parsed"})
+    if state.framework == -1:
+        text = compiler_api("om_to_json")(om)
+    elif state.get("dump_mode") == "1":
+        raise GeError("EP0001", {"feature": "--mode=1 --dump_mode=1 (JSON of the parsed graph)"})
+    else:
+        text = compiler_api("model_to_json")(om, state.framework)
+    write_text_atomic(json_path, text)
+
+
+def _mode_pbtxt(state: RunState) -> None:
+    om, json_path = _check_json_io(state)
+    write_text_atomic(json_path, compiler_api("pbtxt_to_json")(om))
+
+
+def _mode_display(state: RunState) -> None:
+    if state.framework != -1:
+        raise GeError("E10057", {"parameter1": "om", "parameter2": "mode"})
+    om = state.get("om")
+    if not om:
+        raise GeError("E10004", {"parameter": "om"})
+    _display_info(state, check_input_path(om, "om"))
+
+
+MODE_HANDLERS = {0: _mode_compile, 1: _mode_to_json, 3: _mode_precheck, 5: _mode_pbtxt,
+                 6: _mode_display}
+
+
+def run_mode(state: RunState) -> None:
+    MODE_HANDLERS[state.mode](state)

@@ -1,0 +1,130 @@
+"""Screen output of the ATC flow: fixed lines, error report, warning report (spec §2, §7.3-4).
+
+The only module of ge.atc that writes to stdout/stderr.  Text is written as UTF-8 with
+`surrogateescape`, so non-UTF-8 bytes of a path given on the command line come back out as the
+same bytes instead of raising.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass
+
+from ge.errors import GeError, GeWarning
+
+from .codes import format_message, is_internal, lookup
+
+__all__ = ["START_LINE", "DOTS_LINE", "SUCCESS_LINE", "failure_line", "Record", "ErrorLog",
+           "render_errors", "render_warnings", "out", "err"]
+
+START_LINE = "ATC start working now, please wait for a moment."
+DOTS_LINE = "..."
+SUCCESS_LINE = "ATC run success, welcome to the next use."
+
+
+def failure_line(prog: str) -> str:
+    return f"ATC run failed, Please check the detail log, Try '{prog} --help' for more information"
+
+
+def _write(stream, text: str) -> None:
+    stream.flush()
+    data = text.encode("utf-8", "surrogateescape")
+    buffer = getattr(stream, "buffer", None)
+    if buffer is not None:
+        buffer.write(data)
+        buffer.flush()
+    else:
+        stream.write(data.decode("utf-8", "replace"))
+        stream.flush()
+
+
+def out(line: str = "") -> None:
+    _write(sys.stdout, line + "\n")
+
+
+def err(line: str) -> None:
+    _write(sys.stderr, line + "\n")
+
+
+def timestamp(now: float | None = None) -> str:
+    """`YYYY-MM-DD-hh:mm:ss.mmm.uuu` in local time."""
+    now = time.time() if now is None else now
+    micro = int(round((now - int(now)) * 1_000_000)) % 1_000_000
+    base = time.strftime("%Y-%m-%d-%H:%M:%S", time.localtime(int(now)))
+    return f"{base}.{micro // 1000:03d}.{micro % 1000:03d}"
+
+
+@dataclass(frozen=True)
+class Record:
+    code: str
+    message: str
+    when: str
+    pid: int
+
+    @property
+    def headline(self) -> str:
+        entry = lookup(self.code)
+        title = entry.title if entry else "Error"
+        return f"[PID: {self.pid}] {self.when} {title}({self.code}): {self.message}"
+
+
+class ErrorLog:
+    """Errors recorded during one run, in order, duplicates dropped (§7.1)."""
+
+    def __init__(self) -> None:
+        self.records: list[Record] = []
+
+    def add(self, code: str, params: dict | None = None, message: str | None = None) -> None:
+        text = format_message(code, params, message)
+        if any(r.code == code and r.message == text for r in self.records):
+            return
+        self.records.append(Record(code, text, timestamp(), os.getpid()))
+
+    def add_error(self, error: GeError) -> None:
+        self.add(error.code, error.params, error.message)
+
+    def __bool__(self) -> bool:
+        return bool(self.records)
+
+
+def _follow_ups(code: str) -> list[str]:
+    entry = lookup(code)
+    if entry is None:
+        return []
+    return [f"        {label}: {text}" for label, text in
+            (("Possible Cause", entry.cause), ("Solution", entry.solution))
+            if text and text != "N/A"]
+
+
+def render_errors(log: ErrorLog) -> list[str]:
+    """Lines of the error report, the trailing empty line included."""
+    records = log.records
+    if not records:
+        return [""]
+    headline = next((r for r in records if not is_internal(r.code)), None)
+    if headline is None:
+        lines = [f"{records[0].code}: Internal error!"]
+        lines += [f"        {r.message}" for r in records]
+        return lines + [""]
+    lines = [headline.headline] + _follow_ups(headline.code)
+    rest = [r for r in records if r is not headline]
+    if rest:
+        lines.append("TraceBack (most recent call last):")
+        lines += [f"        {r.message}" for r in rest]
+    return lines + [""]
+
+
+def render_warnings(warnings: list[GeWarning]) -> list[str]:
+    """One `[PID] time Title(code): message` line per warning, then an empty line (§7.4)."""
+    lines = []
+    seen = set()
+    for w in warnings:
+        text = format_message(w.code, w.params, w.message)
+        if (w.code, text) in seen:
+            continue
+        seen.add((w.code, text))
+        entry = lookup(w.code)
+        title = entry.title if entry else "Warning"
+        lines.append(f"[PID: {os.getpid()}] {timestamp()} {title}({w.code}): {text}")
+    return lines + [""]
