@@ -4,7 +4,8 @@
  * other PYTHON* variables, installs Python's SIGINT handler (Ctrl-C becomes KeyboardInterrupt
  * inside the ATC flow, which cleans up and returns -1) and decodes argv like python itself
  * (locale, surrogateescape). Which Python environment it uses:
- *   - atc.bin inside a virtual environment (pyvenv.cfg beside or above it): that venv;
+ *   - atc.bin inside a virtual environment (pyvenv.cfg beside or above it): that venv, as if
+ *     started by the venv's python3;
  *   - otherwise: the environment of the interpreter it was built with (ATC_PYTHON_EXECUTABLE).
  * This file uses the full (non-limited) API; it only runs in atc.bin, where libpython is linked. */
 #define PY_SSIZE_T_CLEAN
@@ -25,30 +26,52 @@ static int file_exists(const char *path)
     return access(path, F_OK) == 0;
 }
 
-/* Fills `out` with the program name the interpreter should derive its prefix from. */
+/* out = src; returns 0, or -1 (out = "") if it does not fit. */
+static int copy_path(char *out, size_t size, const char *src)
+{
+    int n = snprintf(out, size, "%s", src);
+    if (n < 0 || (size_t)n >= size) {
+        out[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+/* out = "<first dir_len bytes of dir>/<leaf>"; returns 0, or -1 if it does not fit. */
+static int join_path(char *out, size_t size, const char *dir, size_t dir_len, const char *leaf)
+{
+    int n = snprintf(out, size, "%.*s/%s", (int)dir_len, dir, leaf);
+    return (n < 0 || (size_t)n >= size) ? -1 : 0;
+}
+
+/* Fills `out` with the program name the interpreter should derive its prefix from, or "". */
 static void choose_program_name(char *out, size_t size)
 {
     char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    char probe[PATH_MAX];
     out[0] = '\0';
-    if (n > 0) {
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    char *slash = n > 0 ? memchr(self, '/', (size_t)n) : NULL;
+    if (slash != NULL) {
         self[n] = '\0';
-        char probe[PATH_MAX + 32];
-        char *slash = strrchr(self, '/');
-        if (slash != NULL) {
-            size_t dir_len = (size_t)(slash - self);
-            snprintf(probe, sizeof(probe), "%.*s/pyvenv.cfg", (int)dir_len, self);
-            int in_venv = file_exists(probe);
-            snprintf(probe, sizeof(probe), "%.*s/../pyvenv.cfg", (int)dir_len, self);
-            in_venv = in_venv || file_exists(probe);
-            if (in_venv) {
-                snprintf(out, size, "%s", self);
-                return;
-            }
+        slash = strrchr(self, '/');
+        size_t dir_len = (size_t)(slash - self);
+        int in_venv = (join_path(probe, sizeof(probe), self, dir_len, "pyvenv.cfg") == 0
+                       && file_exists(probe))
+                   || (join_path(probe, sizeof(probe), self, dir_len, "../pyvenv.cfg") == 0
+                       && file_exists(probe));
+        if (in_venv) {
+            /* The venv's python beside atc.bin, so sys.executable is an interpreter
+             * (subprocesses started with it must not re-run atc.bin). */
+            int has_python = join_path(probe, sizeof(probe), self, dir_len, "python3") == 0
+                             && file_exists(probe);
+            copy_path(out, size, has_python ? probe : self);
+            return;
         }
     }
-    if (ATC_PYTHON_EXECUTABLE[0] != '\0' && file_exists(ATC_PYTHON_EXECUTABLE)) {
-        snprintf(out, size, "%s", ATC_PYTHON_EXECUTABLE);
+    const char *built_with = ATC_PYTHON_EXECUTABLE;
+    if (built_with[0] != '\0' && file_exists(built_with)) {
+        copy_path(out, size, built_with);
     }
 }
 
