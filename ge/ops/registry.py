@@ -43,6 +43,7 @@ class InferCtx:
     attrs: dict          # every IR attribute, defaults filled in
     num_outputs: int     # number of output slots of the node (dynamic outputs expanded)
     op_name: str = ""    # node name, for error messages
+    op_type: str = ""    # IR op type, for error messages
 
 
 Infer = Callable[[InferCtx], list]        # -> list[(shape tuple, DataType)], one per output
@@ -61,6 +62,7 @@ class OpDef:
     engines: tuple = ()     # engines that support the op, filled by ge.compiler.engines
     kernel_gen: Optional[Callable] = None  # C kernel generator hook (ge.compiler.kernels)
     doc: str = ""
+    family: str = ""        # defs module the op lives in: structural, matmul, conv, ...
     extra: dict = field(default_factory=dict, compare=False)
 
     def attr_spec(self, name: str) -> Optional[AttrSpec]:
@@ -89,6 +91,19 @@ def register(opdef: OpDef) -> OpDef:
 def get(op_type: str) -> Optional[OpDef]:
     _ensure_loaded()
     return REGISTRY.get(op_type)
+
+
+def lookup(op_type: str) -> OpDef:
+    """Like get(), but an unknown type raises GeError EZ9999 naming the closest known types."""
+    opdef = get(op_type)
+    if opdef is None:
+        import difflib
+        from ge.errors import GeError
+        close = difflib.get_close_matches(op_type, list(REGISTRY), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise GeError("EZ9999", {"optype": op_type},
+                      message=f"Op type {op_type} is not registered in ge.ops{hint}")
+    return opdef
 
 
 def all_ops() -> dict[str, OpDef]:
