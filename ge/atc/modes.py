@@ -19,23 +19,43 @@ from .options import RunState, build_options
 from .paths import check_input_path, check_output_path
 from .report import out
 
-__all__ = ["compiler_api", "run_mode", "MODE_HANDLERS", "write_text_atomic", "model_info_lines"]
+__all__ = ["compiler_api", "call_api", "run_mode", "MODE_HANDLERS", "write_text_atomic",
+           "model_info_lines", "API_MODULE_ENV"]
 
 _API_MODULE = "ge.compiler.api"
+# Development and test hook: name of a module standing in for ge.compiler.api (docs/atc.md).
+API_MODULE_ENV = "GE_ATC_COMPILER_API"
+
+
+def _api_module_name() -> str:
+    return os.environ.get(API_MODULE_ENV) or _API_MODULE
 
 
 def compiler_api(function: str):
     """`ge.compiler.api.<function>`, or EP0001 naming it when it does not exist yet."""
+    name = _api_module_name()
     try:
-        module = importlib.import_module(_API_MODULE)
+        module = importlib.import_module(name)
     except ModuleNotFoundError as exc:
-        if exc.name not in ("ge.compiler", _API_MODULE):
+        if not (exc.name and name.startswith(exc.name)):
             raise
         module = None
     found = getattr(module, function, None) if module is not None else None
     if found is None:
-        raise GeError("EP0001", {"feature": f"{_API_MODULE}.{function}"})
+        raise GeError("EP0001", {"feature": f"{name}.{function}"})
     return found
+
+
+def call_api(function: str, *args, **kwargs):
+    """Call a compiler API function; a missing `ge.*` module below it is EP0001 too."""
+    target = compiler_api(function)
+    try:
+        return target(*args, **kwargs)
+    except ImportError as exc:
+        missing = exc.name or ""
+        if missing != "ge" and not missing.startswith("ge."):
+            raise
+        raise GeError("EP0001", {"feature": f"{missing} (needed by {function})"}) from None
 
 
 def write_text_atomic(path: str, text: str) -> None:
@@ -85,24 +105,40 @@ def model_info_lines(info: dict, cmdline: str) -> list[str]:
 
 
 def _display_info(state: RunState, om_path: str) -> None:
-    info = compiler_api("om_info")(om_path)
+    info = call_api("om_info", om_path)
     for line in model_info_lines(info, _cmdline(state)):
         out(line)
+
+
+def _write_fusion_result(state: RunState, compiled) -> None:
+    """`fusion_result.json` unless `--export_compile_stat=0` (compile-options.md §6.5).
+
+    The writer is optional in docs/interfaces.md: when the compiler does not offer it, no
+    statistics file is written (listed as a known gap in docs/atc.md).
+    """
+    if state.get("export_compile_stat") == "0":
+        return
+    try:
+        writer = compiler_api("write_fusion_result")
+    except GeError:
+        return
+    writer(compiled)
 
 
 # ------------------------------------------------------------------ handlers
 def _mode_compile(state: RunState) -> None:
     """Mode 0 (7 and 30 are refused before dispatch)."""
     options = build_options(state, state.check_report)
-    compile_model_file = compiler_api("compile_model_file")
-    save_om = compiler_api("save_om")
-    compiled = compile_model_file(state.get("model"), state.framework, options,
-                                  weight_path=state.get("weight") or None)
+    for needed in ("compile_model_file", "save_om"):   # both before a long compile starts
+        compiler_api(needed)
+    compiled = call_api("compile_model_file", state.get("model"), state.framework, options,
+                        weight_path=state.get("weight") or None)
     output = state.get("output")
     if getattr(compiled, "host_platform_dependent", False):
         output += f"_{state.get('host_env_os')}_{state.get('host_env_cpu')}"
     path = output + OUTPUT_SUFFIX[state.mode]
-    save_om(path, compiled, _cmdline(state))
+    call_api("save_om", path, compiled, _cmdline(state))
+    _write_fusion_result(state, compiled)
     if state.get("display_model_info") == "1":
         _display_info(state, path)
 
@@ -110,7 +146,7 @@ def _mode_compile(state: RunState) -> None:
 def _mode_precheck(state: RunState) -> None:
     """Mode 3: parse only, write the pre-check report; no model file."""
     options = build_options(state, state.check_report)
-    report = compiler_api("precheck")(state.get("model"), state.framework, options)
+    report = call_api("precheck", state.get("model"), state.framework, options)
     write_text_atomic(state.check_report, json.dumps(report, indent=2) + "\n")
     if report.get("result") == "failed":
         raise GeError("EP0003", {"file": state.check_report})
@@ -137,17 +173,17 @@ def _mode_to_json(state: RunState) -> None:
         raise GeError("EP0002", {"feature": f"--mode=1 with --framework={state.framework}",
                                  "reason": "only ONNX (5) and AIR (1) models are parsed"})
     if state.framework == -1:
-        text = compiler_api("om_to_json")(om)
+        text = call_api("om_to_json", om)
     elif state.get("dump_mode") == "1":
         raise GeError("EP0001", {"feature": "--mode=1 --dump_mode=1 (JSON of the parsed graph)"})
     else:
-        text = compiler_api("model_to_json")(om, state.framework)
+        text = call_api("model_to_json", om, state.framework)
     write_text_atomic(json_path, text)
 
 
 def _mode_pbtxt(state: RunState) -> None:
     om, json_path = _check_json_io(state)
-    write_text_atomic(json_path, compiler_api("pbtxt_to_json")(om))
+    write_text_atomic(json_path, call_api("pbtxt_to_json", om))
 
 
 def _mode_display(state: RunState) -> None:

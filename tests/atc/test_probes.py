@@ -1,0 +1,209 @@
+"""The conformance probes of spec/atc-cli.md §13, every one, through real processes.
+
+Each row: probe number, arguments, expected exit status, expected stderr, whether the `...` line
+is printed, and the expected first line of the error report (stamp normalised).  Probe 28 (a
+successful compile) runs against the stand-in compiler API; `test_probe_28_real_compiler`
+(marked COMPILER-PENDING) runs the real `ge.compiler.api`.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import run_entry
+
+START = "ATC start working now, please wait for a moment."
+FAILED = "ATC run failed, Please check the detail log, Try 'atc --help' for more information"
+SUCCESS = "ATC run success, welcome to the next use."
+STAMP = "[PID: n] <time> "
+VALID = ["--framework=5", "--model=m.onnx", "--output=out", "--soc_version=Ascend310"]
+VALID7 = ["--mode=7", "--model=m.onnx", "--output=out", "--soc_version=Ascend310"]
+E10054 = ("Invalid_Argument(E10054): The required parameter {} for ATC is empty. Another possible"
+          " reason is that the values of some parameters are not enclosed by quotation marks "
+          "(\"\").")
+MODE_RANGE = ("Invalid_Argument(E10001): Value 9 for parameter --mode is invalid. Reason: The value"
+              " is not within the range of values. The valid range is [0] [1] [3] [30] [5] [6] "
+              "[7] .")
+FRAMEWORK = ("Invalid_Argument(E10007): --framework is required. The value must be 0(Caffe) or "
+             "1(MindSpore) or 3(TensorFlow) or 5(Onnx).")
+
+# (probe, args, dots, headline after the stamp)
+FAILURES = [
+    (2, [], True, FRAMEWORK),
+    (3, ["--mode=9"], False, MODE_RANGE),
+    (7, ["--framework=2"], False, FRAMEWORK),
+    (8, ["--log=verbose"], False, "Invalid_Argument(E10010): Value verbose for parameter --log is "
+                                  "invalid."),
+    (9, ["--status_check=2"], False, "Invalid_Argument(E10006): Value 2 for parameter "
+                                     "--status_check is invalid. The value must be either 1 or 0."),
+    (10, ["--help=maybe"], False, "Invalid_Argument(E10003): Value maybe for parameter --help is "
+                                  "invalid. Reason: The value type must be [bool]."),
+    (12, ["--mode=9", "--help"], False, MODE_RANGE),
+    (13, ["--framework=5", "--model=m.onnx", "--output=out"], True,
+     E10054.format("--soc_version")),
+    (14, ["--framework=5", "--model=m.onnx", "--soc_version=Ascend310"], True,
+     E10054.format("--output")),
+    (15, ["--framework=5", "--output=out", "--soc_version=Ascend310"], True,
+     E10054.format("--model")),
+    (16, ["--framework=5", "--model=missing.onnx", "--output=out", "--soc_version=Ascend310"],
+     True, "Invalid_Argument(E10001): Value missing.onnx for parameter --model is invalid. "
+           "Reason: [Errno 2] No such file or directory"),
+    (17, ["--framework=0", "--model=m.prototxt", "--output=out", "--soc_version=Ascend310"], True,
+     "Invalid_Argument(E10008): --weight must not be empty when --framework is set to 0 (Caffe)."),
+    (18, ["--framework=0", "--input_format=NHWC", "--weight=w.caffemodel", "--model=m.prototxt",
+          "--output=o", "--soc_version=Ascend310"], True,
+     "Invalid_Argument(E10001): Value NHWC for parameter --input_format is invalid. Reason: The "
+     "value must be NCHW or ND in Caffe model."),
+    (19, ["--mode=6", "--om=a.om", "--framework=3"], True,
+     "Invalid_Argument(E10057): --om and --mode can only be used together."),
+    (20, ["--mode=5", "--om=a.pb", "--json=a.json"], True,
+     "Invalid_Argument(E10001): Value a.pb for parameter --om is invalid. Reason: If the value of "
+     "--model is 5, --om only supports *.txt format."),
+    (21, ["--mode=1", "--om=a.om"], True, "Invalid_Argument(E10004): Value for --json is empty."),
+    (22, ["--mode=30", "--framework=5", "--model=m.onnx", "--output=o",
+          "--soc_version=Ascend310"], True,
+     "Not_Supported(E10055): The operation is not supported. Reason: Option soc_version  "
+     "Ascend035 Ascend035A Ascend035B  and mode 30 must be set together."),
+    (23, ["--singleop=op.json", "--framework=5"], True,
+     "Invalid_Argument(E10001): Value op.json for parameter --singleop is invalid. Reason: When "
+     "--singleop is specified, --display_model_info=1, --framework, --insert_op_conf, and --mode "
+     "values other than 0 are not supported."),
+    (24, VALID + ["--precision_mode=force_fp16", "--precision_mode_v2=fp16"], True,
+     "Invalid_Argument(E10056): Cannot configure both parameters ge.exec.precision_mode and "
+     "ge.exec.precision_mode_v2 simultaneously."),
+    (25, VALID7 + ["--status_check=0"], True,
+     "Invalid_Argument(E10001): Value 0 for parameter status_check is invalid. Reason: this "
+     "option is not supported in om2 mode."),
+    (26, VALID + ["--input_shape=x:1,3,224,224;"], True,
+     "Invalid_Argument_Tensor_Input_Shape(E10002): Value x:1,3,224,224; for parameter "
+     "--input_shape is invalid. Reason: The shape must contain two parts: name and value. The "
+     "value must be formatted as \"input_name1:n1,c1,h1,w1\"."),
+    (27, VALID + ["--dynamic_batch_size=1,2", "--dynamic_dims=1;2"], True,
+     "Invalid_Argument_Tensor_Dynamic_Shape(E10009): --dynamic_batch_size, --dynamic_image_size,"
+     " --input_shape_range, and --dynamic_dims are mutually exclusive."),
+]
+
+
+@pytest.mark.parametrize("probe,args,dots,headline", FAILURES, ids=[f"probe{r[0]}" for r in FAILURES])
+def test_failure_probe(atc, probe, args, dots, headline):
+    run = atc(*args)
+    assert run.rc == 255
+    assert run.stderr == ""
+    lines = run.lines
+    assert lines[0] == START
+    assert lines[1] == ("..." if dots else FAILED)
+    assert run.headline == STAMP + headline
+    assert run.stdout.endswith("\n\n")
+    assert "Traceback" not in run.stdout
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h", "--h", "-help", "--he"])
+def test_probe_1_help(atc, flag):
+    run = atc(flag)
+    assert run.rc == 0 and run.stderr == ""
+    assert run.lines[0] == START
+    assert run.lines[1] == "usage: atc <args>"
+    assert run.stdout.endswith("\n\n")
+    assert "..." not in run.lines and SUCCESS not in run.stdout and "ATC run failed" not in run.stdout
+
+
+def test_probe_4_unknown_flag(atc):
+    run = atc("--foo=1")
+    assert (run.rc, run.stderr) == (255, "ERROR: unknown command line flag 'foo'\n")
+    assert run.stdout == f"{START}\n{FAILED}\n\n"
+
+
+def test_probe_5_missing_value(atc):
+    run = atc("--model")
+    assert run.rc == 255
+    assert run.stderr.startswith("ERROR: flag '--model' is missing its argument; flag description: ")
+    assert run.stderr.count("\n") == 1
+    assert run.stdout == f"{START}\n{FAILED}\n\n"
+
+
+def test_probe_6_positional(atc):
+    run = atc("foo")
+    assert (run.rc, run.stderr) == (255, "ERROR: Non-option parameter: foo\n")
+    assert run.stdout == f"{START}\n{FAILED}\n\n"
+
+
+def test_probe_11_help_first_wins(atc):
+    run = atc("--help", "--mode=9")
+    assert run.rc == 0
+    assert run.lines[1] == "usage: atc <args>"
+    assert "E10001" not in run.stdout
+
+
+def _assert_refused(run, feature):
+    assert run.rc == 255 and run.stderr == ""
+    assert run.lines[:3] == [START, "...", FAILED]
+    assert run.headline.startswith(STAMP + f"Not_Supported(EP0002): {feature} is not supported by "
+                                           "this implementation.")
+
+
+@pytest.mark.parametrize("args,feature", [
+    (VALID7, "--mode=7 (OM2 package)"),
+    (["--mode=30", "--framework=5", "--model=m.onnx", "--output=o", "--soc_version=Ascend035"],
+     "--mode=30 (execute-om for nano)"),
+    (["--singleop=op.json", "--output=ops", "--soc_version=Ascend310"], "--singleop"),
+    (["--framework=0", "--weight=w.caffemodel", "--model=m.prototxt", "--output=o",
+      "--soc_version=Ascend310"], "--framework=0 (Caffe)"),
+    (["--framework=3", "--model=m.onnx", "--output=o", "--soc_version=Ascend310"],
+     "--framework=3 (TensorFlow)"),
+], ids=["mode7", "mode30", "singleop", "caffe", "tensorflow"])
+def test_refused_modes_and_frameworks(atc, args, feature):
+    _assert_refused(atc(*args), feature)
+
+
+def test_probe_28_success(atc, work):
+    run = atc(*VALID, env={"GE_ATC_COMPILER_API": "fake_compiler_api"})
+    assert (run.rc, run.stderr) == (0, "")
+    assert run.stdout == f"{START}\n...\n{SUCCESS}\n\n"
+    saved = json.loads((work / "out.om").read_text())
+    assert saved["framework"] == 5 and saved["model"] == "m.onnx"
+    assert saved["options"]["ge.socVersion"] == "Ascend310"
+
+
+def test_probe_28_host_dependent_name(atc, work):
+    run = atc(*VALID, env={"GE_ATC_COMPILER_API": "fake_compiler_api",
+                           "FAKE_API_HOST_DEPENDENT": "1"})
+    assert run.rc == 0
+    assert [p.name for p in work.glob("out_linux_*.om")]
+    assert not (work / "out.om").exists()
+
+
+def test_probe_28_compiler_missing_is_coded(atc, work):
+    run = atc(*VALID, env={"GE_ATC_COMPILER_API": "ge.compiler.not_there"})
+    assert run.rc == 255
+    assert run.lines[:3] == [START, "...", FAILED]
+    assert run.headline == STAMP + ("Not_Available_Yet(EP0001): The feature "
+                                    "ge.compiler.not_there.compile_model_file is not available "
+                                    "yet in this implementation.")
+    assert not (work / "out.om").exists()
+
+
+def _write_relu_model(path):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+
+
+def test_probe_28_real_compiler(work):
+    """COMPILER-PENDING: with the real ge.compiler.api the run either succeeds (the final
+    contract) or fails with the coded EP0001 "not available yet" while parts of the compiler
+    are missing; never an internal error.  Tighten to success only once the compiler lands."""
+    _write_relu_model(work / "m.onnx")
+    run = run_entry("module", VALID, cwd=work)
+    if run.rc == 0:
+        assert run.stdout.startswith(f"{START}\n")
+        assert f"...\n{SUCCESS}\n" in run.stdout
+        assert list(work.glob("out*.om"))
+    else:
+        assert run.rc == 255
+        assert "(EP0001): The feature" in run.headline, run.stdout
+        assert "Traceback" not in run.stdout + run.stderr
