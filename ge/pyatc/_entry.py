@@ -23,7 +23,6 @@ RUNTIME_DEPENDENCIES = (
     ("onnx", "onnx"),
     ("google.protobuf", "protobuf"),
 )
-_CDEF = "int GeApiWrapper_Atc_Main(int argc, const char *const *argv);"
 
 
 class _InstallProblem(Exception):
@@ -69,10 +68,9 @@ def find_library() -> str:
 
 
 def _load_entry(path: str):
-    import cffi
+    # cffi ABI mode, declarations precompiled by ge/pyatc/_ffi_build.py (no C parser at start)
+    from ge.pyatc._wrapper_ffi import ffi
 
-    ffi = cffi.FFI()
-    ffi.cdef(_CDEF)
     try:
         lib = ffi.dlopen(path, ffi.RTLD_GLOBAL | ffi.RTLD_NOW)
     except OSError as exc:

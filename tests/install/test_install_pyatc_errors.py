@@ -57,3 +57,10 @@ def test_interpreter_without_ge(installed_prefix, tmp_path):
     line = one_line(run([str(installed_prefix / "bin" / "pyatc"), "--help"],
                         dict(env, PYTHON=str(wrapper)), tmp_path))
     assert "cannot import ge.pyatc" in line
+
+
+def test_generated_cffi_module_is_current():
+    from ge.pyatc import _ffi_build
+
+    with open(_ffi_build.TARGET) as f:
+        assert f.read() == _ffi_build.render(), "run: python -m ge.pyatc._ffi_build"
