@@ -1,0 +1,172 @@
+"""Helpers shared by the kernel generators: C types, literals, broadcasting strides, dimension
+coalescing, loop nests and the one kernel file template (the ABI of docs/kernel-abi.md).
+
+Everything here is deterministic text: no time, path or PID ever reaches generated C.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = ["Unsupported", "KernelSource", "C_TYPE", "ELEM_SIZE", "ABI_VERSION", "KERNEL_SYMBOL",
+           "flit", "numel", "strides_of", "broadcast_strides", "coalesce", "loop_nest",
+           "kernel_file", "require_dtypes"]
+
+ABI_VERSION = 1
+KERNEL_SYMBOL = "ge_kernel"
+
+
+class Unsupported(Exception):
+    """The generator cannot handle this signature; the op falls back to the AiCpu engine."""
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    c_source: str
+    workspace_bytes: int = 0
+    needs_blas: bool = False
+
+
+C_TYPE = {
+    "DT_FLOAT": "float", "DT_DOUBLE": "double", "DT_BOOL": "unsigned char",
+    "DT_INT8": "int8_t", "DT_UINT8": "uint8_t", "DT_INT16": "int16_t", "DT_UINT16": "uint16_t",
+    "DT_INT32": "int32_t", "DT_UINT32": "uint32_t", "DT_INT64": "int64_t", "DT_UINT64": "uint64_t",
+    "DT_FLOAT16": "uint16_t", "DT_BF16": "uint16_t",
+}
+ELEM_SIZE = {"DT_FLOAT": 4, "DT_DOUBLE": 8, "DT_BOOL": 1, "DT_INT8": 1, "DT_UINT8": 1,
+             "DT_INT16": 2, "DT_UINT16": 2, "DT_INT32": 4, "DT_UINT32": 4, "DT_INT64": 8,
+             "DT_UINT64": 8, "DT_FLOAT16": 2, "DT_BF16": 2}
+
+
+def require_dtypes(sig, inputs: dict, outputs: dict) -> None:
+    """inputs/outputs map slot -> allowed dtype names; absent optional inputs are skipped."""
+    for slot, allowed in inputs.items():
+        t = sig.inputs[slot] if slot < len(sig.inputs) else None
+        if t is not None and t.dtype not in allowed:
+            raise Unsupported(f"input {slot} dtype {t.dtype} (generator handles {allowed})")
+    for slot, allowed in outputs.items():
+        if sig.outputs[slot].dtype not in allowed:
+            raise Unsupported(f"output {slot} dtype {sig.outputs[slot].dtype}")
+
+
+def flit(value: float) -> str:
+    """An exact float32 C literal of a Python float (rounded to float32 as numpy would)."""
+    v = float(value)
+    if math.isnan(v):
+        return "NAN"
+    if math.isinf(v):
+        return "INFINITY" if v > 0 else "(-INFINITY)"
+    return f"((float){v.hex()})"
+
+
+def numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+def strides_of(shape) -> list:
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= int(d)
+    return out[::-1]
+
+
+def broadcast_strides(in_shape, out_shape) -> list:
+    """Element strides of `in_shape` viewed as `out_shape` (numpy broadcasting, 0 = repeated)."""
+    in_shape, out_shape = list(in_shape), list(out_shape)
+    if len(in_shape) > len(out_shape):
+        raise Unsupported(f"cannot broadcast {in_shape} to {out_shape}")
+    padded = [1] * (len(out_shape) - len(in_shape)) + in_shape
+    strides = strides_of(padded)
+    out = []
+    for d_in, d_out, s in zip(padded, out_shape, strides):
+        if d_in == d_out:
+            out.append(s if d_in != 1 else 0)
+        elif d_in == 1:
+            out.append(0)
+        else:
+            raise Unsupported(f"cannot broadcast {in_shape} to {out_shape}")
+    return out
+
+
+def coalesce(dims, strides_list):
+    """Merge adjacent dims that every operand walks contiguously; drop size-1 dims."""
+    keep = [i for i, d in enumerate(dims) if d != 1]
+    dims = [dims[i] for i in keep]
+    strides_list = [[s[i] for i in keep] for s in strides_list]
+    if not dims:
+        return [1], [[0] for _ in strides_list]
+    out_dims, out_strides = [dims[0]], [[s[0]] for s in strides_list]
+    for k in range(1, len(dims)):
+        if all(os[-1] == s[k] * dims[k] for os, s in zip(out_strides, strides_list)):
+            out_dims[-1] *= dims[k]
+            for os, s in zip(out_strides, strides_list):
+                os[-1] = s[k]
+        else:
+            out_dims.append(dims[k])
+            for os, s in zip(out_strides, strides_list):
+                os.append(s[k])
+    return out_dims, out_strides
+
+
+def loop_nest(dims, body: list, var: str = "i", indent: int = 1) -> list:
+    """Nested for loops over `dims` with indices {var}0, {var}1, ... around `body` lines."""
+    lines = []
+    pad = "    " * indent
+    for k, d in enumerate(dims):
+        lines.append(f"{pad}{'    ' * k}for (int64_t {var}{k} = 0; {var}{k} < {d}; ++{var}{k}) {{")
+    inner = "    " * (indent + len(dims))
+    lines += [inner + b for b in body]
+    for k in reversed(range(len(dims))):
+        lines.append(f"{pad}{'    ' * k}}}")
+    return lines
+
+
+def offset_expr(strides, var: str = "i") -> str:
+    terms = [f"{var}{k} * {s}" for k, s in enumerate(strides) if s != 0]
+    return " + ".join(terms) if terms else "0"
+
+
+def _c_string(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def kernel_file(sig, family: str, version: int, decls: list, body: list,
+                blas: bool = False, helpers: list = ()) -> str:
+    """The whole translation unit of one kernel (ABI version 1, docs/kernel-abi.md)."""
+    head = [
+        f"/* ge kernel: {family} generator v{version}, op {sig.op_type}. Generated; do not edit. */",
+        "#include <stddef.h>", "#include <stdint.h>", "#include <string.h>", "#include <math.h>",
+    ]
+    if blas:
+        head.append("#include <cblas.h>")
+    head += [
+        "",
+        f"const unsigned int ge_kernel_abi_version = {ABI_VERSION}u;",
+        f'const char ge_kernel_signature[] = "{_c_string(sig.canonical())}";',
+        "",
+    ]
+    head += list(helpers)
+    fn = [f"int {KERNEL_SYMBOL}(void *const *inputs, void *const *outputs, void *workspace)",
+          "{"]
+    fn += ["    " + d for d in decls]
+    fn += ["    (void)inputs; (void)outputs; (void)workspace;"]
+    fn += body
+    fn += ["    return 0;", "}", ""]
+    return "\n".join(head + fn)
+
+
+def io_decls(sig, in_types: dict = None, out_types: dict = None) -> list:
+    """`const T *x<k> = inputs[k];` / `T *y<k> = outputs[k];` for every present slot."""
+    decls = []
+    for k, t in enumerate(sig.inputs):
+        if t is not None:
+            ct = C_TYPE[t.dtype]
+            decls.append(f"const {ct} *x{k} = (const {ct} *)inputs[{k}];")
+    for k, t in enumerate(sig.outputs):
+        ct = C_TYPE[t.dtype]
+        decls.append(f"{ct} *y{k} = ({ct} *)outputs[{k}];")
+    return decls

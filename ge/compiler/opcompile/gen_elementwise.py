@@ -1,0 +1,124 @@
+"""Elementwise kernels with numpy broadcasting: arithmetic, comparisons, select, clip, N-ary sum
+and activations.  One table maps an op type to its operand dtypes and a C expression over the
+operands `a`, `b`, `c`, ...; one emitter turns any row into a coalesced loop nest.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .cgen import (C_TYPE, KernelSource, Unsupported, broadcast_strides, coalesce, flit,
+                   io_decls, kernel_file, loop_nest, offset_expr)
+
+__all__ = ["ELEMENTWISE", "VERSION", "render_elementwise"]
+
+VERSION = 1
+F, B = "DT_FLOAT", "DT_BOOL"
+
+
+@dataclass(frozen=True)
+class Ew:
+    arity: int                         # number of operands; 0 = dynamic (all inputs)
+    expr: Callable                     # (operand names, sig) -> C expression
+    in_dtypes: tuple = ()              # per operand; empty = all DT_FLOAT
+    out_dtype: str = F
+
+
+def _a(f):
+    """An expression that only uses the first operand."""
+    return lambda ops, sig: f(ops[0], sig)
+
+
+def _exp_like(fn, base_fn):
+    def expr(x, sig):
+        base = float(sig.attr("base", -1.0))
+        scale, shift = flit(sig.attr("scale", 1.0)), flit(sig.attr("shift", 0.0))
+        arg = f"({scale} * {x} + {shift})"
+        if base == -1.0:
+            return f"{fn}({arg})"
+        return base_fn(arg, flit(base))
+    return expr
+
+
+ELEMENTWISE = {
+    # binary arithmetic
+    "Add": Ew(2, lambda o, s: f"{o[0]} + {o[1]}"),
+    "Sub": Ew(2, lambda o, s: f"{o[0]} - {o[1]}"),
+    "Mul": Ew(2, lambda o, s: f"{o[0]} * {o[1]}"),
+    "RealDiv": Ew(2, lambda o, s: f"{o[0]} / {o[1]}"),
+    "Maximum": Ew(2, lambda o, s: f"({o[0]} >= {o[1]} || {o[0]} != {o[0]}) ? {o[0]} : {o[1]}"),
+    "Minimum": Ew(2, lambda o, s: f"({o[0]} <= {o[1]} || {o[0]} != {o[0]}) ? {o[0]} : {o[1]}"),
+    "Pow": Ew(2, lambda o, s: f"powf({o[0]}, {o[1]})"),
+    # comparisons (bool out)
+    "Equal": Ew(2, lambda o, s: f"{o[0]} == {o[1]}", out_dtype=B),
+    "Less": Ew(2, lambda o, s: f"{o[0]} < {o[1]}", out_dtype=B),
+    "Greater": Ew(2, lambda o, s: f"{o[0]} > {o[1]}", out_dtype=B),
+    "LessEqual": Ew(2, lambda o, s: f"{o[0]} <= {o[1]}", out_dtype=B),
+    "GreaterEqual": Ew(2, lambda o, s: f"{o[0]} >= {o[1]}", out_dtype=B),
+    # ternary / N-ary
+    "SelectV2": Ew(3, lambda o, s: f"{o[0]} ? {o[1]} : {o[2]}", in_dtypes=(B, F, F)),
+    "ClipByValue": Ew(3, lambda o, s: f"fminf(fmaxf({o[0]}, {o[1]}), {o[2]})"),
+    "AccumulateNV2": Ew(0, lambda o, s: " + ".join(o)),
+    # scalar-attribute ops
+    "Muls": Ew(1, _a(lambda x, s: f"{x} * {flit(s.attr('value'))}")),
+    "Adds": Ew(1, _a(lambda x, s: f"{x} + {flit(s.attr('value'))}")),
+    # unary math
+    "Abs": Ew(1, _a(lambda x, s: f"fabsf({x})")),
+    "Neg": Ew(1, _a(lambda x, s: f"-{x}")),
+    "Sqrt": Ew(1, _a(lambda x, s: f"sqrtf({x})")),
+    "Rsqrt": Ew(1, _a(lambda x, s: f"1.0f / sqrtf({x})")),
+    "Reciprocal": Ew(1, _a(lambda x, s: f"1.0f / {x}")),
+    "Exp": Ew(1, _a(_exp_like("expf", lambda arg, b: f"powf({b}, {arg})"))),
+    "Log": Ew(1, _a(_exp_like("logf", lambda arg, b: f"logf({arg}) / logf({b})"))),
+    "Erf": Ew(1, _a(lambda x, s: f"erff({x})")),
+    "Sign": Ew(1, _a(lambda x, s: f"(float)(({x} > 0.0f) - ({x} < 0.0f))")),
+    "Floor": Ew(1, _a(lambda x, s: f"floorf({x})")),
+    "Ceil": Ew(1, _a(lambda x, s: f"ceilf({x})")),
+    "Sin": Ew(1, _a(lambda x, s: f"sinf({x})")),
+    "Cos": Ew(1, _a(lambda x, s: f"cosf({x})")),
+    "Tanh": Ew(1, _a(lambda x, s: f"tanhf({x})")),
+    # activations
+    "Relu": Ew(1, _a(lambda x, s: f"{x} > 0.0f ? {x} : 0.0f")),
+    "LeakyRelu": Ew(1, _a(lambda x, s:
+                          f"{x} > 0.0f ? {x} : {flit(s.attr('negative_slope', 0.0))} * {x}")),
+    "Sigmoid": Ew(1, _a(lambda x, s: f"1.0f / (1.0f + expf(-{x}))")),
+    "HardSigmoid": Ew(1, _a(lambda x, s: f"fminf(1.0f, fmaxf(0.0f, "
+                            f"{flit(s.attr('alpha', 1.0 / 6))} * {x} + "
+                            f"{flit(s.attr('beta', 0.5))}))")),
+    "HardSwish": Ew(1, _a(lambda x, s: f"{x} * fminf(6.0f, fmaxf(0.0f, {x} + 3.0f)) / 6.0f")),
+    "Softplus": Ew(1, _a(lambda x, s: f"({x} > 20.0f ? {x} : log1pf(expf({x})))")),
+    "Softsign": Ew(1, _a(lambda x, s: f"{x} / (1.0f + fabsf({x}))")),
+    "Mish": Ew(1, _a(lambda x, s: f"{x} * tanhf({x} > 20.0f ? {x} : log1pf(expf({x})))")),
+    "Elu": Ew(1, _a(lambda x, s: f"{flit(s.attr('scale', 1.0))} * ({x} > 0.0f ? {x} : "
+                    f"{flit(s.attr('alpha', 1.0))} * "
+                    f"(expf({flit(s.attr('input_scale', 1.0))} * {x}) - 1.0f))")),
+    "Selu": Ew(1, _a(lambda x, s: f"1.0507009873554805f * ({x} > 0.0f ? {x} : "
+                     f"1.6732632423543772f * (expf({x}) - 1.0f))")),
+}
+
+
+def render_elementwise(sig) -> KernelSource:
+    row = ELEMENTWISE[sig.op_type]
+    operands = [k for k, t in enumerate(sig.inputs) if t is not None]
+    if row.arity and len(operands) != row.arity:
+        raise Unsupported(f"{sig.op_type} expects {row.arity} inputs, got {len(operands)}")
+    if not operands or len(sig.outputs) != 1:
+        raise Unsupported("no operands")
+    in_dtypes = row.in_dtypes or (F,) * len(operands)
+    for k, want in zip(operands, in_dtypes if row.arity else (F,) * len(operands)):
+        if sig.inputs[k].dtype != want:
+            raise Unsupported(f"input {k} dtype {sig.inputs[k].dtype} (fp32 kernels only)")
+    out = sig.outputs[0]
+    if out.dtype != row.out_dtype:
+        raise Unsupported(f"output dtype {out.dtype}")
+    if any(d <= 0 for d in out.shape):
+        raise Unsupported("empty or unknown output shape")
+    strides = [broadcast_strides(sig.inputs[k].shape, out.shape) for k in operands]
+    out_strides = broadcast_strides(out.shape, out.shape)
+    dims, all_strides = coalesce(list(out.shape) or [1], [out_strides] + strides
+                                 if out.shape else [[0]] + [[0] for _ in strides])
+    names = [f"x{k}[{offset_expr(st)}]" for k, st in zip(operands, all_strides[1:])]
+    expr = row.expr(names, sig)
+    body = loop_nest(dims, [f"y0[{offset_expr(all_strides[0])}] = "
+                            f"({C_TYPE[out.dtype]})({expr});"])
+    return KernelSource(kernel_file(sig, "elementwise", VERSION, io_decls(sig), body))

@@ -1,0 +1,175 @@
+"""Matrix products and 2-D convolution on the system OpenBLAS (`cblas_sgemm`).
+
+MatMul/MatMulV2 (2-D, optional bias), BatchMatMul/BatchMatMulV2 (batch broadcasting, optional
+bias), GEMM (constant alpha/beta inputs) and Conv2D in NCHW (im2col into the workspace, then one
+sgemm per image and group; 1x1/stride-1/no-pad convolutions skip im2col).
+"""
+from __future__ import annotations
+
+from .cgen import (KernelSource, Unsupported, broadcast_strides, flit, io_decls, kernel_file,
+                   numel, require_dtypes, strides_of)
+
+__all__ = ["MATMUL_OPS", "VERSION", "render_matmul", "render_gemm", "render_conv2d"]
+
+VERSION = 1
+F = ("DT_FLOAT",)
+MATMUL_OPS = {  # op -> (transpose attr of x1, of x2, batched)
+    "MatMul": ("transpose_x1", "transpose_x2", False),
+    "MatMulV2": ("transpose_x1", "transpose_x2", False),
+    "BatchMatMul": ("adj_x1", "adj_x2", True),
+    "BatchMatMulV2": ("adj_x1", "adj_x2", True),
+}
+_MAX_BATCH_TABLE = 4096
+
+
+def _bias_fill(bias_slot: int, rows: str, n: int) -> list:
+    """Pre-fill C (rows x n at `c`) with the bias row; sgemm then accumulates with beta = 1."""
+    return [f"        for (int64_t r = 0; r < {rows}; ++r) "
+            f"memcpy(c + r * {n}, x{bias_slot}, {n} * sizeof(float));"]
+
+
+def _check_no_offset(sig, slot: int) -> None:
+    if len(sig.inputs) > slot and sig.inputs[slot] is not None:
+        raise Unsupported("quantised offset_w input")
+
+
+def render_matmul(sig) -> KernelSource:
+    require_dtypes(sig, {0: F, 1: F, 2: F}, {0: F})
+    _check_no_offset(sig, 3)
+    ta_name, tb_name, batched = MATMUL_OPS[sig.op_type]
+    ta, tb = bool(sig.attr(ta_name, False)), bool(sig.attr(tb_name, False))
+    a, b, y = sig.inputs[0].shape, sig.inputs[1].shape, sig.outputs[0].shape
+    if len(a) < 2 or len(b) < 2 or (not batched and (len(a) != 2 or len(b) != 2)):
+        raise Unsupported(f"operand ranks {len(a)} and {len(b)}")
+    m, k = (a[-1], a[-2]) if ta else (a[-2], a[-1])
+    k2, n = (b[-1], b[-2]) if tb else (b[-2], b[-1])
+    if k != k2 or tuple(y[-2:]) != (m, n) or min(m, n, k) <= 0:
+        raise Unsupported(f"inconsistent matmul shapes {a} x {b} -> {y}")
+    has_bias = len(sig.inputs) > 2 and sig.inputs[2] is not None
+    if has_bias and numel(sig.inputs[2].shape) != n:
+        raise Unsupported("bias is not one row of N values")
+    batch = list(y[:-2])
+    nb = numel(batch)
+    if nb > _MAX_BATCH_TABLE:
+        raise Unsupported("batch too large for an offset table")
+    sa = broadcast_strides(list(a[:-2]), batch) if batch else []
+    sb = broadcast_strides(list(b[:-2]), batch) if batch else []
+    offs_a, offs_b = [], []
+    for idx in range(nb):
+        rem, oa, ob = idx, 0, 0
+        for d, dim in reversed(list(enumerate(batch))):
+            i = rem % dim
+            rem //= dim
+            oa += i * sa[d]
+            ob += i * sb[d]
+        offs_a.append(oa * m * k)
+        offs_b.append(ob * k * n)
+    helpers = [f"static const int64_t off_a[{nb}] = {{{', '.join(map(str, offs_a))}}};",
+               f"static const int64_t off_b[{nb}] = {{{', '.join(map(str, offs_b))}}};", ""]
+    lda = m if ta else k
+    ldb = k if tb else n
+    body = [f"    for (int64_t bi = 0; bi < {nb}; ++bi) {{",
+            f"        float *c = y0 + bi * {m * n};"]
+    body += _bias_fill(2, str(m), n) if has_bias else []
+    body += [f"        cblas_sgemm(CblasRowMajor, {'CblasTrans' if ta else 'CblasNoTrans'}, "
+             f"{'CblasTrans' if tb else 'CblasNoTrans'}, {m}, {n}, {k}, 1.0f, "
+             f"x0 + off_a[bi], {lda}, x1 + off_b[bi], {ldb}, {'1.0f' if has_bias else '0.0f'}, "
+             f"c, {n});",
+             "    }"]
+    return KernelSource(kernel_file(sig, "matmul", VERSION, io_decls(sig), body, blas=True,
+                                    helpers=helpers), needs_blas=True)
+
+
+def render_gemm(sig) -> KernelSource:
+    require_dtypes(sig, {0: F, 1: F, 2: F}, {0: F})
+    alpha, beta = sig.const(3), sig.const(4)
+    if alpha is None or beta is None or len(alpha) != 1 or len(beta) != 1:
+        raise Unsupported("GEMM alpha/beta are not scalar constants")
+    ta, tb = bool(sig.attr("transpose_a", False)), bool(sig.attr("transpose_b", False))
+    a, b, y = sig.inputs[0].shape, sig.inputs[1].shape, sig.outputs[0].shape
+    if len(a) != 2 or len(b) != 2:
+        raise Unsupported("GEMM operands must be 2-D")
+    m, k = (a[1], a[0]) if ta else (a[0], a[1])
+    n = b[0] if tb else b[1]
+    if tuple(y) != (m, n):
+        raise Unsupported("inconsistent GEMM shapes")
+    has_c = sig.inputs[2] is not None
+    body = []
+    if has_c:
+        cs = broadcast_strides(sig.inputs[2].shape, [m, n])
+        body += [f"    for (int64_t i = 0; i < {m}; ++i) for (int64_t j = 0; j < {n}; ++j)",
+                 f"        y0[i * {n} + j] = {flit(beta[0])} * x2[i * {cs[0]} + j * {cs[1]}];"]
+    body += [f"    cblas_sgemm(CblasRowMajor, {'CblasTrans' if ta else 'CblasNoTrans'}, "
+             f"{'CblasTrans' if tb else 'CblasNoTrans'}, {m}, {n}, {k}, {flit(alpha[0])}, "
+             f"x0, {m if ta else k}, x1, {k if tb else n}, {'1.0f' if has_c else '0.0f'}, "
+             f"y0, {n});"]
+    return KernelSource(kernel_file(sig, "matmul", VERSION, io_decls(sig), body, blas=True),
+                        needs_blas=True)
+
+
+def _nchw_pair(values, what: str):
+    values = list(values)
+    if len(values) == 4:
+        return int(values[2]), int(values[3])
+    if len(values) == 2:
+        return int(values[0]), int(values[1])
+    raise Unsupported(f"{what} must have 2 or 4 values")
+
+
+def render_conv2d(sig) -> KernelSource:
+    require_dtypes(sig, {0: F, 1: F, 2: F}, {0: F})
+    _check_no_offset(sig, 3)
+    if sig.attr("data_format", "NHWC") != "NCHW":
+        raise Unsupported("Conv2D kernels are generated for data_format NCHW only")
+    x, w, y = sig.inputs[0].shape, sig.inputs[1].shape, sig.outputs[0].shape
+    if len(x) != 4 or len(w) != 4 or len(y) != 4:
+        raise Unsupported("Conv2D operands must be 4-D")
+    nb, c, h, wd = x
+    co, cg, kh, kw = w
+    _, _, oh, ow = y
+    groups = int(sig.attr("groups", 1))
+    sh, sw = _nchw_pair(sig.attr("strides"), "strides")
+    dh, dw = _nchw_pair(sig.attr("dilations", [1, 1, 1, 1]), "dilations")
+    pads = list(sig.attr("pads", [0, 0, 0, 0]))
+    if len(pads) != 4:
+        raise Unsupported("pads must have 4 values")
+    pt, pl = int(pads[0]), int(pads[2])
+    if groups <= 0 or c != cg * groups or co % groups or y[1] != co or y[0] != nb:
+        raise Unsupported("inconsistent Conv2D channels / groups")
+    cog, ck, ohw = co // groups, cg * kh * kw, oh * ow
+    has_bias = len(sig.inputs) > 2 and sig.inputs[2] is not None
+    direct = (kh == kw == 1 and sh == sw == 1 and pt == pl == 0 and oh == h and ow == wd)
+    workspace = 0 if direct else ck * ohw * 4
+    body = [f"    float *col = (float *)workspace;" if not direct else "",
+            f"    for (int64_t n = 0; n < {nb}; ++n) {{",
+            f"        for (int64_t g = 0; g < {groups}; ++g) {{",
+            f"            const float *xg = x0 + (n * {c} + g * {cg}) * {h * wd};",
+            f"            float *yg = y0 + (n * {co} + g * {cog}) * {ohw};"]
+    if not direct:
+        body += [
+            f"            for (int64_t ci = 0; ci < {cg}; ++ci)",
+            f"            for (int64_t ki = 0; ki < {kh}; ++ki)",
+            f"            for (int64_t kj = 0; kj < {kw}; ++kj) {{",
+            f"                float *row = col + ((ci * {kh} + ki) * {kw} + kj) * {ohw};",
+            f"                for (int64_t oi = 0; oi < {oh}; ++oi) {{",
+            f"                    const int64_t hi = oi * {sh} - {pt} + ki * {dh};",
+            f"                    for (int64_t oj = 0; oj < {ow}; ++oj) {{",
+            f"                        const int64_t wj = oj * {sw} - {pl} + kj * {dw};",
+            f"                        row[oi * {ow} + oj] = (hi >= 0 && hi < {h} && wj >= 0 && "
+            f"wj < {wd}) ? xg[(ci * {h} + hi) * {wd} + wj] : 0.0f;",
+            "                    }",
+            "                }",
+            "            }"]
+    src = "xg" if direct else "col"
+    if has_bias:
+        body += [f"            for (int64_t o = 0; o < {cog}; ++o) {{",
+                 f"                const float bv = x2[g * {cog} + o];",
+                 f"                for (int64_t p = 0; p < {ohw}; ++p) yg[o * {ohw} + p] = bv;",
+                 "            }"]
+    body += [f"            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, {cog}, {ohw}, "
+             f"{ck}, 1.0f, x1 + g * {cog * ck}, {ck}, {src}, {ohw}, "
+             f"{'1.0f' if has_bias else '0.0f'}, yg, {ohw});",
+             "        }", "    }"]
+    body = [b for b in body if b]
+    return KernelSource(kernel_file(sig, "conv2d", VERSION, io_decls(sig), body, blas=True),
+                        workspace_bytes=workspace, needs_blas=True)

@@ -1,0 +1,101 @@
+"""2-D max and average pooling in NCHW (MaxPoolV3, AvgPoolV2): explicit pads (CALCULATED),
+SAME or VALID, global pooling; the output size comes from the inferred output desc, so ceil_mode
+is already reflected in it.  Average pooling divides by the window clipped to the padded input
+(count_include_pad) or to the real input (exclusive), or by divisor_override.
+"""
+from __future__ import annotations
+
+from .cgen import KernelSource, Unsupported, io_decls, kernel_file, require_dtypes
+
+__all__ = ["POOL_OPS", "VERSION", "render_pool"]
+
+VERSION = 1
+POOL_OPS = ("MaxPoolV3", "AvgPoolV2")
+
+
+def _pair(values, what):
+    values = [int(v) for v in values]
+    if len(values) == 4:
+        return values[2], values[3]
+    if len(values) == 2:
+        return values[0], values[1]
+    raise Unsupported(f"{what} must have 2 or 4 values")
+
+
+def _pads(sig, h, w, oh, ow, kh, kw, sh, sw):
+    mode = sig.attr("padding_mode", "CALCULATED")
+    if sig.attr("global_pooling", False):
+        return 0, 0, 0, 0
+    if mode == "VALID":
+        return 0, 0, 0, 0
+    if mode == "SAME":
+        th = max((oh - 1) * sh + kh - h, 0)
+        tw = max((ow - 1) * sw + kw - w, 0)
+        return th // 2, th - th // 2, tw // 2, tw - tw // 2
+    if mode != "CALCULATED":
+        raise Unsupported(f"padding_mode {mode}")
+    pads = [int(p) for p in sig.attr("pads", [0, 0, 0, 0])]
+    if len(pads) != 4:
+        raise Unsupported("pads must have 4 values")
+    return tuple(pads)
+
+
+def render_pool(sig) -> KernelSource:
+    require_dtypes(sig, {0: ("DT_FLOAT",)}, {0: ("DT_FLOAT",)})
+    if sig.attr("data_format", "NCHW") != "NCHW":
+        raise Unsupported("pooling kernels are generated for data_format NCHW only")
+    x, y = sig.inputs[0].shape, sig.outputs[0].shape
+    if len(x) != 4 or len(y) != 4 or tuple(x[:2]) != tuple(y[:2]):
+        raise Unsupported("pooling operands must be 4-D NCHW with equal N, C")
+    nc, h, w = x[0] * x[1], x[2], x[3]
+    oh, ow = y[2], y[3]
+    if sig.attr("global_pooling", False):
+        kh, kw, sh, sw = h, w, 1, 1
+    else:
+        kh, kw = _pair(sig.attr("ksize"), "ksize")
+        sh, sw = _pair(sig.attr("strides"), "strides")
+    pt, pb, pl, pr = _pads(sig, h, w, oh, ow, kh, kw, sh, sw)
+    is_max = sig.op_type == "MaxPoolV3"
+    exclusive = bool(sig.attr("exclusive", True))
+    divisor = int(sig.attr("divisor_override", 0) or 0)
+    body = [
+        f"    for (int64_t p = 0; p < {nc}; ++p) {{",
+        f"        const float *xp = x0 + p * {h * w};",
+        f"        float *yp = y0 + p * {oh * ow};",
+        f"        for (int64_t oi = 0; oi < {oh}; ++oi) {{",
+        f"            const int64_t h0 = oi * {sh} - {pt};",
+        f"            const int64_t h1 = h0 + {kh} < {h + pb} ? h0 + {kh} : {h + pb};",
+        "            const int64_t hs = h0 > 0 ? h0 : 0;",
+        f"            const int64_t he = h1 < {h} ? h1 : {h};",
+        f"            for (int64_t oj = 0; oj < {ow}; ++oj) {{",
+        f"                const int64_t w0 = oj * {sw} - {pl};",
+        f"                const int64_t w1 = w0 + {kw} < {w + pr} ? w0 + {kw} : {w + pr};",
+        "                const int64_t ws = w0 > 0 ? w0 : 0;",
+        f"                const int64_t we = w1 < {w} ? w1 : {w};",
+    ]
+    if is_max:
+        body += [
+            "                float m = -INFINITY;",
+            "                for (int64_t i = hs; i < he; ++i)",
+            f"                    for (int64_t j = ws; j < we; ++j) {{",
+            f"                        const float v = xp[i * {w} + j];",
+            "                        if (v > m || v != v) m = v;",
+            "                    }",
+            f"                yp[oi * {ow} + oj] = m;",
+        ]
+    else:
+        if divisor:
+            count = f"{divisor}.0"
+        elif exclusive:
+            count = "(double)((he - hs) * (we - ws))"
+        else:
+            count = "(double)((h1 - h0) * (w1 - w0))"
+        body += [
+            "                double s = 0.0;",
+            "                for (int64_t i = hs; i < he; ++i)",
+            f"                    for (int64_t j = ws; j < we; ++j) s += xp[i * {w} + j];",
+            f"                const double cnt = {count};",
+            f"                yp[oi * {ow} + oj] = cnt > 0.0 ? (float)(s / cnt) : 0.0f;",
+        ]
+    body += ["            }", "        }", "    }"]
+    return KernelSource(kernel_file(sig, "pool", VERSION, io_decls(sig), body))
