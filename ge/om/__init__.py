@@ -1,0 +1,41 @@
+"""OM container read/write, the ge.proto / domi schemas, OM -> JSON (spec/om-format.md).
+
+Public API (docs/om.md):
+
+    write_om(path, OmContent(...))      build_om(OmContent(...)) -> bytes
+    read_om(path) -> OmFile             parse_om(bytes) -> OmFile
+    om_to_json(path) -> str             pbtxt_to_json(path) -> str
+    om_info(path) -> dict               format_model_info(dict) -> str
+
+Names are resolved lazily so that ge.graph.serialize can import ge.om.proto_schema without
+an import cycle through the writer.
+"""
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "OmContent": "writer", "build_om": "writer", "write_om": "writer", "host_target": "writer",
+    "TARGET_ATTR": "writer",
+    "OmFile": "reader", "read_om": "reader", "parse_om": "reader",
+    "om_to_json": "inspector", "pbtxt_to_json": "inspector", "om_info": "inspector",
+    "format_model_info": "inspector", "model_def_to_json": "inspector",
+    "extract_weights": "weights", "restore_weights": "weights",
+    "PartitionType": "container", "OmHeader": "container", "Partition": "container",
+    "TensorInfo": "container",
+    "ModelDef": "proto_schema", "GraphDef": "proto_schema", "OpDef": "proto_schema",
+    "AttrDef": "proto_schema", "TensorDescriptor": "proto_schema", "TensorDef": "proto_schema",
+    "ModelTaskDef": "proto_schema", "TaskDef": "proto_schema", "KernelDef": "proto_schema",
+    "KernelContext": "proto_schema",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ge.om' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,129 @@
+"""OM inspection for ATC modes 1, 5 and 6 (spec/atc-cli.md §9.2, §9.5).
+
+- om_to_json(path): the MODEL_DEF partition as JSON (mode 1).
+- pbtxt_to_json(path): a ge_proto text dump (protobuf text ModelDef) as JSON (mode 5).
+- om_info(path) / format_model_info(info): the model-info block (mode 6, --display_model_info).
+
+JSON shape (docs/om.md): one object per message with the proto field names, only fields that
+are set, in field-number order; map fields as lists of {"key", "value"} sorted by key; enums
+as names; integers of every width as JSON numbers; bytes as text.  The fields ATC drops are
+dropped at every depth (DROPPED_FIELDS), so no weight bytes reach the JSON.  2-space indent.
+"""
+from __future__ import annotations
+
+import json
+
+from google.protobuf import text_format
+from google.protobuf.descriptor import FieldDescriptor
+
+from . import proto_schema as pb
+from .container import PartitionType, om_error
+from .reader import read_om
+
+__all__ = ["om_to_json", "pbtxt_to_json", "model_def_to_json", "message_to_jsonable",
+           "om_info", "format_model_info", "DROPPED_FIELDS"]
+
+DROPPED_FIELDS = frozenset({"output", "data_offset", "data", "workspace", "workspace_bytes",
+                            "memory_size", "weight_size", "size", "bt", "quantize_factor"})
+
+_FD = FieldDescriptor
+
+
+def _is_repeated(fd) -> bool:
+    flag = getattr(fd, "is_repeated", None)  # protobuf >= 5 (label is gone in 7)
+    return flag if flag is not None else fd.label == _FD.LABEL_REPEATED
+
+
+def _scalar(fd, value):
+    if fd.type == _FD.TYPE_ENUM:
+        enum_value = fd.enum_type.values_by_number.get(value)
+        return enum_value.name if enum_value is not None else value
+    if fd.type == _FD.TYPE_BYTES:
+        return value.decode("utf-8", "backslashreplace")
+    if fd.type == _FD.TYPE_MESSAGE:
+        return message_to_jsonable(value)
+    return value
+
+
+def message_to_jsonable(message, dropped=DROPPED_FIELDS) -> dict:
+    """A message as plain dicts/lists (see the module docstring for the shape)."""
+    out = {}
+    for fd, value in message.ListFields():
+        if fd.name in dropped:
+            continue
+        if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
+            value_fd = fd.message_type.fields_by_name["value"]
+            out[fd.name] = [{"key": key, "value": _scalar(value_fd, value[key])}
+                            for key in sorted(value)]
+        elif _is_repeated(fd):
+            out[fd.name] = [_scalar(fd, v) for v in value]
+        else:
+            out[fd.name] = _scalar(fd, value)
+    return out
+
+
+def model_def_to_json(model_def) -> str:
+    return json.dumps(message_to_jsonable(model_def), indent=2, ensure_ascii=False) + "\n"
+
+
+def om_to_json(path: str) -> str:
+    """Mode 1 with an OM: JSON of its ModelDef (weights omitted)."""
+    return model_def_to_json(read_om(path).model_def)
+
+
+def pbtxt_to_json(path: str) -> str:
+    """Mode 5: a ge_proto text dump (protobuf text of ge.proto.ModelDef) -> JSON."""
+    try:
+        with open(path, "r", encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise om_error(path, getattr(e, "strerror", None) or str(e)) from None
+    model_def = pb.ModelDef()
+    try:
+        text_format.Parse(text, model_def)
+    except text_format.ParseError as e:
+        raise om_error(path, f"not a protobuf text ge.proto.ModelDef ({e})") from None
+    return model_def_to_json(model_def)
+
+
+# -- model-info block -------------------------------------------------------------------------
+_STRING_FACTS = ("atc_cmdline", "atc_version", "soc_version", "framework_type")
+_INT_FACTS = ("memory_size", "weight_size", "stream_num", "event_num")
+
+
+def om_info(path: str) -> dict:
+    """The facts of the model-info block; missing numbers are -1, missing strings ""."""
+    om = read_om(path)
+    info: dict = {key: om.model_attr(key, "") for key in _STRING_FACTS}
+    info.update({key: om.model_attr(key, -1) for key in _INT_FACTS})
+    info["modeldef_size"] = om.partition_size(PartitionType.MODEL_DEF)
+    info["om_info_list"] = om.model_attr("om_info_list")
+    info["target"] = om.model_attr("_pyatc_target", "")
+    return info
+
+
+def format_model_info(info: dict) -> str:
+    """The stdout lines of the model-info block (spec/atc-cli.md §9.5), newline-terminated."""
+    lines = [
+        "============ Display Model Info start ============",
+        f"Original Atc command line: {info['atc_cmdline']}",
+        f"system   info: atc_version[{info['atc_version']}], soc_version[{info['soc_version']}]"
+        f", framework_type[{info['framework_type']}].",
+        f"resource info: memory_size[{info['memory_size']} B], weight_size"
+        f"[{info['weight_size']} B], stream_num[{info['stream_num']}], "
+        f"event_num[{info['event_num']}].",
+    ]
+    sizes = info.get("om_info_list")
+    if sizes is None:
+        lines.append("om       info: attribute om_info_list not found in the model "
+                     "(the OM was built by a different version).")
+    elif len(sizes) != 5:
+        lines.append(f"om       info: attribute om_info_list has {len(sizes)} entries, "
+                     "expected 5.")
+    else:
+        lines.append(
+            f"om       info: modeldef_size[{info['modeldef_size']} B], weight_data_size"
+            f"[{sizes[0]} B], tbe_kernels_size[{sizes[1]} B], cust_aicpu_kernel_store_size"
+            f"[{sizes[2]} B], task_info_size[{sizes[3]} B], so_store_size[{sizes[4]} B].")
+    lines.append("============ Display Model Info end   ============")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,106 @@
+"""OM reader: validate and decode an OM file (spec/om-format.md §2-§5, §8, §9).
+
+Every fault of the file (short, wrong magic, lying sizes, overlapping or missing partitions,
+undecodable protobuf, kernel items running over) raises GeError E10041 naming the file, with
+the reason and byte offset in the error's params.  Nothing is allocated from a size read out
+of the file before that size has been checked against the real file.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from google.protobuf.message import DecodeError
+
+from ge.graph import serialize as ser
+
+from . import proto_schema as pb
+from .container import (OmHeader, Partition, PartitionType, om_error, unpack_header,
+                        unpack_inout_info, unpack_kernel_store, unpack_tables)
+from .weights import restore_weights
+
+__all__ = ["OmFile", "read_om", "parse_om"]
+
+
+@dataclass
+class OmFile:
+    path: str
+    header: OmHeader
+    partitions: list[Partition]
+    model_def: object                      # ge.proto.ModelDef of table 0 (Const data empty)
+    weights: bytes = b""
+    task_def: object = None                # domi.ModelTaskDef or None
+    kernels: list = field(default_factory=list)             # [(name, binary)] TBE_KERNELS
+    cust_aicpu_kernels: list = field(default_factory=list)
+    inout: dict = field(default_factory=dict)               # MODEL_INOUT_INFO, decoded
+    data: bytes = field(default=b"", repr=False)
+
+    def payload(self, ptype: int, table: int = 0) -> bytes:
+        for p in self.partitions:
+            if p.table == table and p.type == ptype:
+                return self.data[p.offset:p.offset + p.size]
+        return b""
+
+    def partition_size(self, ptype: int, table: int = 0) -> int:
+        return next((p.size for p in self.partitions if p.table == table and p.type == ptype), 0)
+
+    def model_attr(self, key: str, default=None):
+        if key not in self.model_def.attr:
+            return default
+        return ser.attr_from_proto(self.model_def.attr[key])[1]
+
+    def model_def_with_weights(self):
+        """A copy of the ModelDef with every Const's bytes put back inline."""
+        model_def = pb.ModelDef()
+        model_def.CopyFrom(self.model_def)
+        restore_weights(model_def, self.weights, self.path)
+        return model_def
+
+    def to_graph(self):
+        """The root graph (with subgraphs) and Const values restored from WEIGHTS_DATA."""
+        return ser.model_def_to_graph(self.model_def_with_weights(), self.path)
+
+
+def _parse_message(cls, data: bytes, what: str, source: str, offset: int):
+    message = cls()
+    try:
+        message.ParseFromString(data)
+    except (DecodeError, RecursionError, ValueError) as e:
+        raise om_error(source, f"{what} partition is not a valid {cls.DESCRIPTOR.full_name} "
+                               f"({e})", offset) from None
+    return message
+
+
+def parse_om(data: bytes, source: str = "<memory>") -> OmFile:
+    header = unpack_header(data, source)
+    partitions = unpack_tables(data, header, source)
+    om = OmFile(source, header, partitions, None, data=data)
+    first = {p.type: p for p in partitions if p.table == 0}
+
+    p = first[PartitionType.MODEL_DEF]
+    om.model_def = _parse_message(pb.ModelDef, om.payload(p.type), "MODEL_DEF", source, p.offset)
+    if not om.model_def.graph:
+        raise om_error(source, "MODEL_DEF holds no graph", p.offset)
+    om.weights = om.payload(PartitionType.WEIGHTS_DATA)
+    if PartitionType.TASK_INFO in first:
+        p = first[PartitionType.TASK_INFO]
+        om.task_def = _parse_message(pb.ModelTaskDef, om.payload(p.type), "TASK_INFO", source,
+                                     p.offset)
+    for ptype, attr_name in ((PartitionType.TBE_KERNELS, "kernels"),
+                             (PartitionType.CUST_AICPU_KERNELS, "cust_aicpu_kernels")):
+        if ptype in first:
+            setattr(om, attr_name, unpack_kernel_store(om.payload(ptype), source,
+                                                       first[ptype].offset))
+    if PartitionType.MODEL_INOUT_INFO in first:
+        p = first[PartitionType.MODEL_INOUT_INFO]
+        om.inout = unpack_inout_info(om.payload(p.type), source, p.offset)
+    return om
+
+
+def read_om(path: str) -> OmFile:
+    """Read and validate the OM file at `path`."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise om_error(path, e.strerror or str(e)) from None
+    return parse_om(data, path)

@@ -1,0 +1,206 @@
+"""OM writer: OmContent -> bytes (pure, deterministic) and write_om (temp name + rename).
+
+Partitions in GE's order (spec/om-format.md §4.5): MODEL_INOUT_INFO, MODEL_DEF, WEIGHTS_DATA
+(if any), TBE_KERNELS (if any), CUST_AICPU_KERNELS (if any), TASK_INFO.  Model attributes a
+real ATC OM carries are filled in (§8.5), plus the host-target marker of this implementation:
+`_pyatc_target` = "host-<os>-<cpu>" and `host_env_os` / `host_env_cpu`.
+"""
+from __future__ import annotations
+
+import platform
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Sequence
+
+from ge.errors import GeError
+from ge.graph import serialize as ser
+from ge.graph.attrs import kind_of
+from ge.graph.types import AttrValueType as VT, dtype_size
+
+from . import proto_schema as pb
+from .container import (HEADER_SIZE, OmHeader, PartitionType, TensorInfo, fixed_str,
+                        pack_header, pack_inout_info, pack_kernel_store, pack_table)
+from .weights import extract_weights
+
+__all__ = ["OmContent", "build_om", "write_om", "host_target", "TARGET_ATTR"]
+
+TARGET_ATTR = "_pyatc_target"
+_CPU_ALIASES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}
+# --framework option value -> framework_type model attribute (spec/om-format.md §8.5)
+FRAMEWORK_NAMES = {"0": "Caffe", "1": "MindSpore", "3": "TensorFlow", "4": "Android_NN",
+                   "5": "Onnx"}
+
+
+def host_target() -> tuple[str, str]:
+    """(os, cpu) of this host in ATC's --host_env_os / --host_env_cpu spelling."""
+    cpu = platform.machine().lower()
+    return platform.system().lower(), _CPU_ALIASES.get(cpu, cpu)
+
+
+@dataclass
+class OmContent:
+    """Everything an OM is made of.  Give either `graph` or a ready `model_def`.
+
+    weights: None -> Const tensors are moved out of the ModelDef into WEIGHTS_DATA (512-byte
+      aligned, identical constants shared); bytes -> used as is (the ModelDef must already
+      point into them).
+    task_def: a domi.ModelTaskDef; its memory_size/stream_num/event_num/weight_size are filled
+      from the fields below when left 0.
+    kernels / cust_aicpu_kernels: (kernel name, binary) pairs for TBE_KERNELS /
+      CUST_AICPU_KERNELS, stored in the given order.
+    model_attrs: extra ModelDef attributes (Python values or (AttrValueType, value)); they
+      override the standard ones set from the fields below.
+    target: (os, cpu) recorded as the host target; None -> this host.
+    """
+    graph: object = None
+    model_def: object = None
+    weights: Optional[bytes] = None
+    task_def: object = None
+    kernels: Sequence[tuple[str, bytes]] = ()
+    cust_aicpu_kernels: Sequence[tuple[str, bytes]] = ()
+    soc_version: str = ""
+    atc_cmdline: str = ""
+    framework_type: str = ""        # --framework value ("5") or its name ("Onnx")
+    atc_version: str = ""
+    memory_size: int = 0
+    stream_num: int = 1
+    event_num: int = 0
+    model_attrs: dict = field(default_factory=dict)
+    target: Optional[tuple[str, str]] = None
+    is_unknown_shape: bool = False
+    op_hook: Optional[Callable] = None
+
+
+def _set(model_def, key: str, kind: VT, value) -> None:
+    model_def.attr[key].Clear()
+    ser.attr_to_proto(kind, value, model_def.attr[key])
+
+
+def _tensor_info(name: str, td) -> TensorInfo:
+    desc, _ = ser.desc_from_proto(td)
+    dims = tuple(desc.shape)
+    size = 0
+    if all(d >= 0 for d in dims):
+        count = 1
+        for d in dims:
+            count *= d
+        try:
+            size = count * dtype_size(desc.data_type)
+        except TypeError:
+            size = 0
+    return TensorInfo(name, size, int(desc.format), int(desc.data_type), dims, dims)
+
+
+def inout_info_of(model_def) -> bytes:
+    """MODEL_INOUT_INFO from the root graph: Data ops by `index`, NetOutput inputs (§5.3)."""
+    if not model_def.graph:
+        return b""
+    root = model_def.graph[0]
+    data_ops = [op for op in root.op if op.type in ("Data", "AippData", "AnnData")]
+    data_ops.sort(key=lambda op: op.attr["index"].i if "index" in op.attr else 0)
+    inputs = [_tensor_info(op.name, op.output_desc[0]) for op in data_ops if op.output_desc]
+    outputs = []
+    out_names = []
+    if "attr_model_out_nodes_name" in model_def.attr:
+        out_names = [s.decode() for s in model_def.attr["attr_model_out_nodes_name"].list.s]
+    for op in root.op:
+        if op.type != "NetOutput":
+            continue
+        for i, td in enumerate(op.input_desc):
+            src = op.src_name[i] if i < len(op.src_name) else ""
+            idx = op.src_index[i] if i < len(op.src_index) else 0
+            if i < len(out_names):
+                name = out_names[i] if ":" in out_names[i] else f"{out_names[i]}:{idx}"
+            else:
+                name = f"output_{i}_{src}_{idx}"
+            outputs.append(_tensor_info(name, td))
+        break
+    return pack_inout_info(inputs, outputs)
+
+
+def _model_def_of(content: OmContent):
+    if content.model_def is not None:
+        model_def = pb.ModelDef()
+        model_def.CopyFrom(content.model_def)
+        return model_def
+    if content.graph is None:
+        raise GeError("EP0301", {"reason": "OmContent needs a graph or a model_def"},
+                      "Cannot build the OM: OmContent needs a graph or a model_def.")
+    return ser.graph_to_model_def(content.graph, op_hook=content.op_hook)
+
+
+def build_om(content: OmContent) -> bytes:
+    """The bytes of the OM file for `content` (deterministic)."""
+    model_def = _model_def_of(content)
+    weights = extract_weights(model_def) if content.weights is None else bytes(content.weights)
+    tbe = pack_kernel_store(content.kernels)
+    cust = pack_kernel_store(content.cust_aicpu_kernels)
+
+    task_def = pb.ModelTaskDef()
+    if content.task_def is not None:
+        task_def.CopyFrom(content.task_def)
+    task_def.memory_size = task_def.memory_size or content.memory_size
+    task_def.stream_num = task_def.stream_num or max(content.stream_num, 1)
+    task_def.event_num = task_def.event_num or content.event_num
+    task_def.weight_size = task_def.weight_size or len(weights)
+    task = task_def.SerializeToString(deterministic=True)
+
+    os_name, cpu = content.target or host_target()
+    standard = (
+        ("soc_version", VT.VT_STRING, content.soc_version),
+        ("atc_version", VT.VT_STRING, content.atc_version),
+        ("atc_cmdline", VT.VT_STRING, content.atc_cmdline),
+        ("framework_type", VT.VT_STRING,
+         FRAMEWORK_NAMES.get(content.framework_type, content.framework_type)),
+        ("memory_size", VT.VT_INT, content.memory_size),
+        ("weight_size", VT.VT_INT, len(weights)),
+        ("stream_num", VT.VT_INT, max(content.stream_num, 1)),
+        ("event_num", VT.VT_INT, content.event_num),
+        ("label_num", VT.VT_INT, 0),
+        ("om_info_list", VT.VT_LIST_INT, [len(weights), len(tbe), len(cust), len(task), 0]),
+        ("host_env_os", VT.VT_STRING, os_name),
+        ("host_env_cpu", VT.VT_STRING, cpu),
+        (TARGET_ATTR, VT.VT_STRING, f"host-{os_name}-{cpu}"),
+    )
+    for key, kind, value in standard:
+        _set(model_def, key, kind, value)
+    for key, value in content.model_attrs.items():
+        if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], VT):
+            _set(model_def, key, value[0], value[1])
+        else:
+            _set(model_def, key, kind_of(value), value)
+
+    payloads = [(PartitionType.MODEL_INOUT_INFO, inout_info_of(model_def)),
+                (PartitionType.MODEL_DEF, model_def.SerializeToString(deterministic=True)),
+                (PartitionType.WEIGHTS_DATA, weights),
+                (PartitionType.TBE_KERNELS, tbe),
+                (PartitionType.CUST_AICPU_KERNELS, cust),
+                (PartitionType.TASK_INFO, task)]
+    payloads = [(ptype, data) for ptype, data in payloads if data]  # empty ones are not written
+    for ptype, data in payloads:
+        if len(data) > 0xFFFFFFFF and ptype not in (PartitionType.WEIGHTS_DATA,
+                                                    PartitionType.TBE_KERNELS,
+                                                    PartitionType.CUST_AICPU_KERNELS):
+            raise GeError("EP0301", {"reason": f"{ptype.name} exceeds 4 GiB"},
+                          f"Cannot build the OM: partition {ptype.name} exceeds 4 GiB.")
+    body = pack_table(payloads)
+    header = OmHeader(
+        name=fixed_str(model_def.name, 32),
+        platform_version=fixed_str(ser.PLATFORM_VERSION, 20),
+        om_ir_version=ser.IR_VERSION,
+        model_length=len(body),
+        # our kernels are native code for the host: loaders must compare host_env_os/cpu
+        need_check_os_cpu_info=1 if content.kernels or content.cust_aicpu_kernels else 0,
+        is_unknow_model=1 if content.is_unknown_shape else 0,
+    )
+    return pack_header(header) + body
+
+
+def write_om(path: str, content: OmContent) -> None:
+    """Build the OM and publish it at `path` (temporary name beside it, then rename)."""
+    data = build_om(content)
+    assert len(data) >= HEADER_SIZE
+    try:
+        ser.write_atomic(path, data)
+    except OSError as e:
+        raise GeError("E13004", {"file": path, "reason": e.strerror or str(e)}) from None
+
