@@ -28,7 +28,6 @@ _pyatc_prepend() {
 _pyatc_prepend PATH "${_pyatc_root}/bin"
 _pyatc_prepend LD_LIBRARY_PATH "${_pyatc_root}/lib64"
 _pyatc_prepend PYTHONPATH "${_pyatc_root}/python/site-packages"
-export ASCEND_PYATC_HOME="${_pyatc_root}"
 
 unset -f _pyatc_prepend
 unset _pyatc_here _pyatc_root _pyatc_value
