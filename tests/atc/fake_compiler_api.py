@@ -6,6 +6,7 @@ can check the option map and the command line end to end through a real process.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from dataclasses import dataclass
 
@@ -20,6 +21,10 @@ class CompiledModel:
 
 
 def compile_model_file(model_path, framework, options, weight_path=None):
+    if os.environ.get("FAKE_API_LOG") == "1":
+        logging.getLogger("ge.compiler").info("fake compile of %s", model_path)
+    if os.environ.get("FAKE_API_INTERRUPT") == "1":
+        raise KeyboardInterrupt
     return CompiledModel(model_path, framework, dict(options), weight_path,
                          os.environ.get("FAKE_API_HOST_DEPENDENT") == "1")
 
