@@ -71,7 +71,7 @@ class GraphDumper:
             if kind == DumpFormat.kReadable:
                 data = str(graph)
             else:
-                data = graph_to_text(graph, kind, with_weights=self.content == 1)
+                data = graph_to_text(graph, kind)
             path = os.path.join(directory,
                                 f"{prefix}_{self.seq:05d}_{self.graph_name}_{stage}.{ext}")
             tmp = path + ".tmp"

@@ -1,0 +1,78 @@
+"""Model build: the compiled graph, its memory plan, weights and kernels -> OmContent.
+
+Addresses follow docs/memory-plan.md: feature maps at TASK_GEN_BASE_ADDR + offset, weights at
+TASK_GEN_WEIGHT_ADDR + offset inside WEIGHTS_DATA.
+"""
+from __future__ import annotations
+
+from ge import __version__
+from ge.graph import serialize as ser
+from ge.graph.types import AttrValueType as VT
+
+TASK_GEN_BASE_ADDR = 0
+TASK_GEN_WEIGHT_ADDR = 1 << 40
+CONST_TYPES = ("Const", "Constant")
+
+
+def _addresses(graph_def, plan) -> dict:
+    """(op name, output index) -> logical address, for one GraphDef."""
+    addr = {}
+    for op in graph_def.op:
+        if op.type in CONST_TYPES and "value" in op.attr:
+            desc = op.attr["value"].t.desc
+            if desc.weight_size or not op.attr["value"].t.data:
+                addr[(op.name, 0)] = TASK_GEN_WEIGHT_ADDR + desc.data_offset
+            continue
+        mem = plan.nodes.get((graph_def.name, op.name))
+        if mem is not None:
+            for i, off in enumerate(mem.output_offsets):
+                addr[(op.name, i)] = -1 if off < 0 else TASK_GEN_BASE_ADDR + off
+    return addr
+
+
+def _fill_addresses(model_def, plan) -> None:
+    for graph_def in model_def.graph:
+        addr = _addresses(graph_def, plan)
+        for op in graph_def.op:
+            del op.output_i[:]
+            op.output_i.extend(addr.get((op.name, i), -1) for i in range(len(op.output_desc)))
+            del op.input_i[:]
+            for text in op.input:
+                if not text:
+                    op.input_i.append(-1)
+                    continue
+                src, _, idx = text.rpartition(":")
+                if idx == "-1":
+                    continue  # control edge
+                op.input_i.append(addr.get((src, int(idx)), -1))
+            mem = plan.nodes.get((graph_def.name, op.name))
+            if mem is not None and mem.workspace_bytes:
+                del op.workspace[:], op.workspace_bytes[:]
+                op.workspace.extend(TASK_GEN_BASE_ADDR + o for o in mem.workspace_offsets)
+                op.workspace_bytes.extend(mem.workspace_bytes)
+
+
+def build_om_content(compiled, atc_cmdline: str = ""):
+    from ge.om import OmContent, extract_weights
+    ctx = compiled.context
+    options = compiled.options
+    model_def = ser.graph_to_model_def(compiled.graph)
+    weights = extract_weights(model_def)
+    _fill_addresses(model_def, ctx.memory)
+    kernels = getattr(ctx.kernels, "binaries", None) or ()
+    task_def = None
+    if ctx.kernels is not None and hasattr(ctx.kernels, "task_def"):
+        task_def = ctx.kernels.task_def(model_def)
+    out_nodes = [n for n in options.get("ge.outputNodeName", "").split(";") if n]
+    attrs = {
+        "task_gen_base_addr": (VT.VT_INT, TASK_GEN_BASE_ADDR),
+        "task_gen_weight_addr": (VT.VT_INT, TASK_GEN_WEIGHT_ADDR),
+        "core_type": (VT.VT_INT, 1 if options.get("ge.engineType") == "VectorCore" else 0),
+    }
+    if out_nodes:
+        attrs["attr_model_out_nodes_name"] = (VT.VT_LIST_STRING, out_nodes)
+    return OmContent(
+        model_def=model_def, weights=weights, task_def=task_def, kernels=list(kernels),
+        soc_version=options.get("ge.socVersion", ""), atc_cmdline=atc_cmdline,
+        framework_type=str(compiled.framework), atc_version=__version__,
+        memory_size=ctx.memory.memory_size, model_attrs=attrs)
