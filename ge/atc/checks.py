@@ -1,4 +1,4 @@
-"""Ordered validation of the ATC flow (spec/atc-cli.md §2 steps 7-9, §4.1, §6.11, §6.13, §6.14).
+"""Ordered validation of the ATC flow (spec/atc-cli.md §2 steps 7-9, §4.1, §6.11-§6.14).
 
 Each check is a small function raising `GeError`; `COMPILE_CHECKS` is the ordered tuple run for
 the compile family (the CheckFlags order).  Refusals of what this implementation does not

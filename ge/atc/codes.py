@@ -76,7 +76,8 @@ CODES: tuple[Code, ...] = (
     Code("E10022", "Invalid_Argument",
          "Path {path} for parameter --{parameter} does not include the file name.",
          solution="Add the file name to the path."),
-    Code("E10032", "File_Operation_Error_Parse", "Failed to parse JSON file {file}. Reason: {reason}.",
+    Code("E10032", "File_Operation_Error_Parse",
+         "Failed to parse JSON file {file}. Reason: {reason}.",
          solution="Fix the JSON file so that it follows the documented layout."),
     Code("E10040", "Invalid_Argument_Tensor_Dynamic_Shape",
          "Value {value} for parameter --input_shape is invalid. Reason: '~' ranges cannot be "
@@ -99,14 +100,16 @@ CODES: tuple[Code, ...] = (
     Code("E10056", "Invalid_Argument",
          "Cannot configure both parameters {parameter1} and {parameter2} simultaneously.",
          solution="Keep only one of the two precision options."),
-    Code("E10057", "Invalid_Argument", "--{parameter1} and --{parameter2} can only be used together.",
+    Code("E10057", "Invalid_Argument",
+         "--{parameter1} and --{parameter2} can only be used together.",
          solution="Run --mode=6 with --om only."),
     Code("E10059", "Invalid_Argument", "{stage} failed. Reason: {reason}."),
     # ---- CANN file / environment errors (E13xxx) -----------------------------------------
     Code("E13001", "File_Operation_Error_Open", "Failed to open file {file}. Reason: {reason}."),
     Code("E13004", "File_Operation_Error_Write", "Failed to write file {file}. Reason: {reason}.",
          solution="Check the permissions and the free space of the target directory."),
-    Code("E13010", "File_Operation_Error_Plugin", "Failed to load pass plugin {file}. Reason: {reason}.",
+    Code("E13010", "File_Operation_Error_Plugin",
+         "Failed to load pass plugin {file}. Reason: {reason}.",
          solution="Fix the plugin module or remove it from ASCEND_GE_PY_PASS_PATH."),
     # ---- internal ----------------------------------------------------------------------
     Code("E19999", "Inner_Error", "Unknown error occurred. Please check the log.",

@@ -55,7 +55,8 @@ def check_output_path(path: str, parameter: str) -> str:
     if not path:
         raise GeError("E10004", {"parameter": parameter})
     if len(path) >= _MAX_PATH:
-        raise _invalid(path, parameter, f"Path length is too long. It must be less than {_MAX_PATH}.")
+        raise _invalid(path, parameter,
+                       f"Path length is too long. It must be less than {_MAX_PATH}.")
     if not _ALLOWED.match(path):
         raise _invalid(path, parameter, CHAR_REASON)
     if os.path.exists(path):

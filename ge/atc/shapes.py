@@ -1,4 +1,4 @@
-"""`--input_shape` grammar and the dynamic gear flags (spec/atc-cli.md §6.2, §6.11 steps 8-11, §6.12).
+"""`--input_shape` grammar and the gear flags (spec/atc-cli.md §6.2, §6.11 steps 8-11, §6.12).
 
 Only the checks the command line can decide without the model live here; name lookups (E10016,
 E10017) need the graph and are raised by the parser/compiler.

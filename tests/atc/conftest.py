@@ -1,8 +1,9 @@
 """Helpers for the ATC contract tests: run an entry point as a real process.
 
-`ENTRIES` maps an entry name to the argv prefix that starts it; adding an entry (`atc`,
-`pyatc`, `python3 -m ge.pyatc`) is one line.  `run_entry` returns what the user sees, with the
-program name and the `[PID: n] <time>` stamp normalised so entries compare byte for byte.
+`ENTRIES` maps an entry name to the argv prefix that starts it, or to the name of an installed
+entry of tests/conftest.py (`entry_argv(name)` run in `entry_env`); adding an entry is one line,
+e.g. `"atc": "atc"`.  `run_entry` returns what the user sees, with the program name and the
+`[PID: n] <time>` stamp normalised so entries compare byte for byte.
 """
 from __future__ import annotations
 
@@ -18,9 +19,12 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 
-ENTRIES: dict[str, list[str]] = {
+ENTRIES: dict[str, "list[str] | str"] = {
     "module": [sys.executable, "-m", "ge.atc"],
 }
+
+# Installed entries resolved through the session fixtures: name -> (argv prefix, environment).
+_INSTALLED: dict[str, tuple[list[str], dict]] = {}
 
 _STAMP = re.compile(r"\[PID: \d+\] \d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{3}\.\d{3}")
 _PROGRAMS = re.compile(r"python3 -m ge\.pyatc|\bpyatc\b")
@@ -50,14 +54,24 @@ def normalise(text: str) -> str:
     return _PROGRAMS.sub("atc", _STAMP.sub("[PID: n] <time>", text))
 
 
+def _argv_and_base_env(entry: str) -> tuple[list[str], dict, list[str]]:
+    spec = ENTRIES[entry]
+    if isinstance(spec, str):
+        argv, base = _INSTALLED[entry]
+        return argv, base, []
+    return list(spec), dict(os.environ), [str(REPO)]
+
+
 def run_entry(entry: str, args: list[str], env: dict | None = None,
               cwd: str | os.PathLike | None = None) -> Run:
-    environment = {k: v for k, v in os.environ.items()
+    prefix, base, paths = _argv_and_base_env(entry)
+    environment = {k: v for k, v in base.items()
                    if not k.startswith(("ASCEND_", "NPU_", "GE_ATC_"))}
-    environment["PYTHONPATH"] = os.pathsep.join([str(REPO), str(HERE)])
+    inherited = [p for p in base.get("PYTHONPATH", "").split(os.pathsep) if p]
+    environment["PYTHONPATH"] = os.pathsep.join(paths + [str(HERE)] + inherited)
     environment["HOME"] = str(cwd or os.getcwd())
     environment.update(env or {})
-    done = subprocess.run(ENTRIES[entry] + list(args), capture_output=True, env=environment,
+    done = subprocess.run(prefix + list(args), capture_output=True, env=environment,
                           cwd=cwd, timeout=120)
     decode = lambda data: data.decode("utf-8", "surrogateescape")  # noqa: E731
     return Run(done.returncode, normalise(decode(done.stdout)), normalise(decode(done.stderr)))
@@ -65,6 +79,10 @@ def run_entry(entry: str, args: list[str], env: dict | None = None,
 
 @pytest.fixture(params=sorted(ENTRIES))
 def entry(request) -> str:
+    spec = ENTRIES[request.param]
+    if isinstance(spec, str) and request.param not in _INSTALLED:
+        argv = request.getfixturevalue("entry_argv")(spec)
+        _INSTALLED[request.param] = (list(argv), dict(request.getfixturevalue("entry_env")))
     return request.param
 
 
