@@ -1,0 +1,122 @@
+"""The operator-compile disk cache (seed 002, spec/compile-options.md §3-5, docs/cache.md).
+
+`KernelCache.open(settings)` prepares `<root>/kernel_cache/<soc>` (created 0750; a directory
+writable by group or others is refused), writes a default `op_cache.ini` when none exists,
+removes temporaries of dead processes and ages the directory once.  `get(name)` returns verified
+bytes or None (a corrupt entry is reported with a W-code, removed and counted); `put()` publishes
+all or nothing.  The cache knows no ops: names and metadata come from ge.compiler.opcompile.
+
+Submodules, ccache style: settings (what the user asked for), key (what identifies a binary),
+store (lookup / publish / remove), evict (aging), faults (test-only crash points).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+from dataclasses import dataclass, field
+
+from ge.errors import GeError, warn
+from . import settings as _settings
+from .evict import evict
+from .key import kernel_key, kernel_name, key_material
+from .settings import CacheSettings, resolve
+from .store import clean_stale, lookup, publish, remove_entry
+
+__all__ = ["KernelCache", "CacheStats", "CacheSettings", "resolve", "kernel_key", "kernel_name",
+           "key_material", "check_private_dir"]
+
+log = logging.getLogger(__name__)
+WARN_CORRUPT = "WP0112"
+ERR_UNSAFE_DIR = "EP0111"
+
+
+@dataclass
+class CacheStats:
+    hits: int = 0
+    misses: int = 0
+    compiles: int = 0
+    evictions: int = 0
+    corrupt: int = 0
+    published: int = 0
+    bypassed: int = 0
+    stale_cleaned: int = 0
+    evicted_names: list = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "evicted_names"}
+
+
+def check_private_dir(path: str) -> None:
+    """Kernels are native code: refuse a directory that group or others may write."""
+    mode = os.stat(path).st_mode
+    if mode & 0o022:
+        raise GeError(ERR_UNSAFE_DIR, {"path": path, "mode": oct(mode & 0o777)},
+                      f"The op compiler cache directory {path} (mode {oct(mode & 0o777)}) is "
+                      f"writable by group or others; cached kernels are native code, so it is "
+                      f"refused. Run 'chmod go-w {path}' or choose another directory.")
+
+
+def _write_default_ini(path: str) -> None:
+    tmp = f"{path}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o640)
+    try:
+        os.write(fd, _settings.INI_TEMPLATE.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.link(tmp, path)          # never overwrite a file someone created meanwhile
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(tmp)
+
+
+class KernelCache:
+    """A handle on one SoC cache directory for one compile."""
+
+    def __init__(self, settings: CacheSettings):
+        self.settings = settings
+        self.dir = settings.cache_dir
+        self.stats = CacheStats()
+
+    @classmethod
+    def open(cls, settings: CacheSettings, age: bool = True) -> "KernelCache":
+        cache = cls(settings)
+        kernel_cache = os.path.dirname(settings.cache_dir)
+        os.makedirs(settings.cache_dir, mode=0o750, exist_ok=True)
+        for path in (settings.root, kernel_cache, settings.cache_dir):
+            check_private_dir(path)
+        if not os.path.exists(settings.ini_path):
+            _write_default_ini(settings.ini_path)
+        cache.stats.stale_cleaned = len(clean_stale(settings.cache_dir))
+        if age:
+            result = evict(settings.cache_dir, settings.max_mb, settings.ratio)
+            cache.stats.evictions += len(result.removed)
+            cache.stats.evicted_names += result.removed
+            if result.removed:
+                log.info("kernel cache aging removed %d entries (%d -> %d bytes)",
+                         len(result.removed), result.used_before, result.used_after)
+        return cache
+
+    def get(self, name: str):
+        """Verified (binary, meta) of a hit, or None.  A corrupt entry is removed and warned."""
+        found = lookup(self.dir, name, refresh=self.settings.aging)
+        if found.status == "hit":
+            self.stats.hits += 1
+            return found.binary, found.meta
+        self.stats.misses += 1
+        if found.status == "corrupt":
+            self.stats.corrupt += 1
+            warn(WARN_CORRUPT, {"entry": os.path.join(self.dir, name), "reason": found.reason},
+                 f"Kernel cache entry {os.path.join(self.dir, name)} is corrupt "
+                 f"({found.reason}); it is not used, and is recompiled and replaced.")
+            remove_entry(self.dir, name, found.inode)
+        return None
+
+    def put(self, name: str, binary: bytes, meta: dict, replace: bool = False) -> str:
+        status = publish(self.dir, name, binary, meta, replace=replace)
+        if status != "exists":
+            self.stats.published += 1
+        return status

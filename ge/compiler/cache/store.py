@@ -1,0 +1,267 @@
+"""Cache entries on disk: lookup (validate, refresh the LRU clock) and publish (all or nothing).
+
+Layout of one SoC directory (`<root>/kernel_cache/<soc>/`):
+
+    <name>/                       one entry = one directory, <name> = te_<optype>_<sha256>
+        <name>.so                 the kernel binary (host shared object)
+        <name>.json               metadata; `sha256` of the binary is verified on every hit
+    .tmp-<host>-<pid>-<rand>-<name>/    an entry being written (never read)
+    .trash-<host>-<pid>-<rand>-<name>/  an entry being removed (never read)
+    op_cache_file_del.lock        the aging lock (evict.py)
+
+Publish writes both files into a fresh temp directory and commits with one rename() of the
+directory, so an entry is either complete or absent; `replace` (force mode) first renames the
+old entry aside, then renames the new one in, and deletes the old one: a reader holding the old
+directory open keeps a consistent view.  Lookup reads both files through one directory file
+descriptor (a consistent snapshot even if the entry is replaced meanwhile) and returns the bytes;
+nothing is ever loaded from the cache path itself.
+"""
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import socket
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+from .faults import fault_point
+
+__all__ = ["Lookup", "lookup", "publish", "remove_entry", "clean_stale", "list_entries",
+           "entry_size", "entry_mtime", "BIN_SUFFIX", "STALE_SECONDS"]
+
+BIN_SUFFIX = ".so"
+STALE_SECONDS = 3600          # temp dirs of other hosts / live PIDs older than this are stale
+FILE_MODE = 0o640
+DIR_MODE = 0o750
+
+
+@dataclass(frozen=True)
+class Lookup:
+    status: str                   # "hit" | "miss" | "corrupt"
+    binary: bytes = b""
+    meta: Optional[dict] = None
+    reason: str = ""
+    inode: int = 0                # of the entry directory judged corrupt (for remove_entry)
+
+
+def _host() -> str:
+    return "".join(c if c.isalnum() else "_" for c in socket.gethostname())[:32] or "host"
+
+
+def _read_at(dir_fd: int, name: str) -> bytes:
+    fd = os.open(name, os.O_RDONLY, dir_fd=dir_fd)
+    try:
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+
+
+def _same_entry(path: str, inode: int) -> bool:
+    try:
+        return os.stat(path).st_ino == inode
+    except FileNotFoundError:
+        return False
+
+
+def lookup(cache_dir: str, name: str, refresh: bool = True) -> Lookup:
+    path = os.path.join(cache_dir, name)
+    try:
+        dir_fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except (FileNotFoundError, NotADirectoryError):
+        return Lookup("miss", reason="no entry")
+    try:
+        inode = os.fstat(dir_fd).st_ino
+        try:
+            raw_meta = _read_at(dir_fd, name + ".json")
+            binary = _read_at(dir_fd, name + BIN_SUFFIX)
+        except FileNotFoundError as exc:
+            if not _same_entry(path, inode):
+                return Lookup("miss", reason="entry replaced or removed while reading")
+            return Lookup("corrupt", reason=f"missing file {exc.filename}", inode=inode)
+        try:
+            meta = json.loads(raw_meta.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            return Lookup("corrupt", reason=f"unreadable JSON ({exc})", inode=inode)
+        reason = _check(meta, name, binary)
+        if reason:
+            return Lookup("corrupt", reason=reason, inode=inode)
+        if refresh:
+            try:
+                os.utime(name + ".json", dir_fd=dir_fd)
+            except OSError:
+                pass  # the entry was replaced or evicted meanwhile: our bytes are still valid
+        return Lookup("hit", binary, meta)
+    finally:
+        os.close(dir_fd)
+
+
+def _check(meta, name: str, binary: bytes) -> str:
+    if not isinstance(meta, dict):
+        return "JSON is not an object"
+    if meta.get("binFileName") != name or meta.get("binFileSuffix") != BIN_SUFFIX:
+        return "JSON names another binary"
+    if meta.get("size") != len(binary):
+        return f"binary is {len(binary)} bytes, JSON records {meta.get('size')}"
+    actual = hashlib.sha256(binary).hexdigest()
+    if meta.get("sha256") != actual:
+        return f"sha256 of the binary is {actual}, JSON records {meta.get('sha256')}"
+    return ""
+
+
+def _write_file(dir_path: str, name: str, data: bytes, step_partial: str) -> None:
+    fd = os.open(os.path.join(dir_path, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    try:
+        half = len(data) // 2
+        os.write(fd, data[:half])
+        fault_point(step_partial)
+        view = memoryview(data)[half:]
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _private_name(kind: str, name: str) -> str:
+    return f".{kind}-{_host()}-{os.getpid()}-{secrets.token_hex(4)}-{name}"
+
+
+def publish(cache_dir: str, name: str, binary: bytes, meta: dict, replace: bool = False) -> str:
+    """Commit one entry; returns "published", "replaced" or "exists" (another process won)."""
+    meta = dict(meta, kernelName=name, binFileName=name, binFileSuffix=BIN_SUFFIX,
+                size=len(binary), sha256=hashlib.sha256(binary).hexdigest())
+    tmp = os.path.join(cache_dir, _private_name("tmp", name))
+    os.mkdir(tmp, DIR_MODE)
+    fault_point("tmpdir_created")
+    try:
+        _write_file(tmp, name + BIN_SUFFIX, binary, "binary_partial")
+        fault_point("binary_written")
+        text = json.dumps(meta, sort_keys=True, indent=1).encode("utf-8") + b"\n"
+        _write_file(tmp, name + ".json", text, "json_partial")
+        _fsync_dir(tmp)
+        fault_point("before_commit")
+        final = os.path.join(cache_dir, name)
+        status = "published"
+        if replace and os.path.isdir(final):
+            trash = os.path.join(cache_dir, _private_name("trash", name))
+            try:
+                os.rename(final, trash)
+                status = "replaced"
+                fault_point("old_moved_aside")
+            except FileNotFoundError:
+                trash = ""
+        else:
+            trash = ""
+        try:
+            os.rename(tmp, final)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+            status = "exists" if status == "published" else status
+        if trash:
+            shutil.rmtree(trash, ignore_errors=True)
+        _fsync_dir(cache_dir)
+        fault_point("after_commit")
+        return status
+    finally:
+        if os.path.isdir(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def remove_entry(cache_dir: str, name: str, inode: int = 0) -> bool:
+    """Rename the entry aside (readers keep their snapshot), then delete it.  With `inode`, only
+    the very directory that was judged (not a fresh replacement) is removed."""
+    final = os.path.join(cache_dir, name)
+    if inode and not _same_entry(final, inode):
+        return False
+    trash = os.path.join(cache_dir, _private_name("trash", name))
+    try:
+        os.rename(final, trash)
+    except FileNotFoundError:
+        return False
+    shutil.rmtree(trash, ignore_errors=True)
+    return True
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stale(cache_dir: str, now: Optional[float] = None) -> list:
+    """Remove temp/trash directories left by dead processes (or older than an hour)."""
+    now = time.time() if now is None else now
+    removed = []
+    host = _host()
+    for entry in sorted(os.listdir(cache_dir)):
+        if not (entry.startswith(".tmp-") or entry.startswith(".trash-")):
+            continue
+        parts = entry.split("-", 4)
+        path = os.path.join(cache_dir, entry)
+        try:
+            age = now - os.lstat(path).st_mtime
+        except FileNotFoundError:
+            continue
+        dead = len(parts) == 5 and parts[1] == host and parts[2].isdigit() \
+            and not _pid_alive(int(parts[2]))
+        if dead or age > STALE_SECONDS:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(entry)
+    return removed
+
+
+def list_entries(cache_dir: str) -> list:
+    try:
+        names = os.listdir(cache_dir)
+    except FileNotFoundError:
+        return []
+    return sorted(n for n in names if not n.startswith(".")
+                  and os.path.isdir(os.path.join(cache_dir, n)))
+
+
+def entry_size(cache_dir: str, name: str) -> int:
+    total = 0
+    path = os.path.join(cache_dir, name)
+    for dirpath, _dirs, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(dirpath, f)).st_size
+            except FileNotFoundError:
+                pass
+    return total
+
+
+def entry_mtime(cache_dir: str, name: str) -> float:
+    """The LRU clock: mtime of the entry's JSON (the directory's if the JSON is gone)."""
+    path = os.path.join(cache_dir, name)
+    try:
+        return os.stat(os.path.join(path, name + ".json")).st_mtime
+    except FileNotFoundError:
+        try:
+            return os.stat(path).st_mtime
+        except FileNotFoundError:
+            return 0.0

@@ -1,0 +1,175 @@
+"""`compile_ops`: a C kernel for every node placed on AIcoreEngine / VectorEngine, through the
+disk cache, in parallel jobs.
+
+Per node: signature -> generated C -> cache key (tagged fields, ge.compiler.cache.key) ->
+kernel name `te_<optype>_<sha256>`.  Nodes with equal keys share one kernel.  Cache hits are
+verified bytes; misses are compiled by `TE_PARALLEL_COMPILER` worker threads (each runs the
+system C compiler as a subprocess) and published.  The result lists kernels in first-use order,
+so the OM is the same whatever the number of jobs and whatever was cached.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Mapping, Optional
+
+from ge.errors import GeError, warn
+from ge.compiler import cache as kcache
+from ge.compiler.engines import ATTR_ENGINE, COMPILED_ENGINES
+from .build import build, compile_flags, link_libs, toolchain
+from .cgen import ABI_VERSION, KERNEL_SYMBOL, Unsupported
+from .generators import generator_for
+from .signature import signature_of
+
+__all__ = ["KernelRef", "CompiledKernels", "compile_ops", "parallel_jobs", "ATTR_KERNEL_NAME",
+           "ATTR_KERNEL_SHA256", "kernel_task"]
+
+log = logging.getLogger(__name__)
+ATTR_KERNEL_NAME = "_kernelname"
+ATTR_KERNEL_SHA256 = "_kernel_sha256"
+DEFAULT_JOBS, MAX_JOBS = 8, 32          # TE_PARALLEL_COMPILER (spec/atc-cli.md env table)
+
+
+@dataclass(frozen=True)
+class KernelRef:
+    name: str                   # te_<optype>_<sha256 key>: TBE_KERNELS item name, `_kernelname`
+    sha256: str                 # sha256 of the binary (integrity check before loading)
+    symbol: str                 # exported entry point
+    workspace_bytes: int
+    size: int
+
+
+@dataclass
+class CompiledKernels:
+    kernels: list = field(default_factory=list)          # [(name, bytes)], first-use order
+    node_kernels: dict = field(default_factory=dict)     # node name -> KernelRef
+    workspace_bytes: dict = field(default_factory=dict)  # node name -> [bytes] (memory plan)
+    stats: dict = field(default_factory=dict)            # hits, misses, compiles, ...
+
+    def binary(self, name: str) -> bytes:
+        for n, data in self.kernels:
+            if n == name:
+                return data
+        raise KeyError(name)
+
+
+@dataclass
+class _Task:
+    name: str
+    op_type: str
+    source: str
+    needs_blas: bool
+    flags: tuple
+    workspace: int
+    meta: dict
+    bypass: bool = False
+    binary: Optional[bytes] = None
+
+
+def parallel_jobs(env: Optional[Mapping[str, str]] = None) -> int:
+    env = os.environ if env is None else env
+    raw = (env.get("TE_PARALLEL_COMPILER") or "").strip()
+    if not raw:
+        return DEFAULT_JOBS
+    if raw.isdigit() and 1 <= int(raw) <= MAX_JOBS:
+        return int(raw)
+    warn("WP0111", {"source": "TE_PARALLEL_COMPILER", "value": raw},
+         f"TE_PARALLEL_COMPILER={raw} is invalid (an integer 1..{MAX_JOBS}); "
+         f"using {DEFAULT_JOBS}.")
+    return DEFAULT_JOBS
+
+
+def kernel_task(sig, soc: str, debug_flags: tuple = ()) -> _Task:
+    """Everything about one kernel before compilation: source, key, name, metadata."""
+    gen = generator_for(sig.op_type)
+    src = gen.render(sig)
+    flags = tuple(compile_flags(src.needs_blas, debug_flags)) + tuple(link_libs(src.needs_blas))
+    fields = {
+        "op": sig.canonical(),
+        "soc": soc,
+        "generator": f"{gen.family}/{gen.version}",
+        "abi": ABI_VERSION,
+        "source_sha256": hashlib.sha256(src.c_source.encode("utf-8")).hexdigest(),
+        "flags": list(flags),
+        "toolchain": toolchain().identity(src.needs_blas),
+    }
+    key = kcache.kernel_key(fields)
+    name = kcache.kernel_name(sig.op_type, key)
+    meta = {"symbol": KERNEL_SYMBOL, "abi": ABI_VERSION, "op_type": sig.op_type,
+            "workspace_bytes": src.workspace_bytes, "key": key,
+            "key_material": kcache.key_material(fields)}
+    return _Task(name, sig.op_type, src.c_source, src.needs_blas, tuple(debug_flags),
+                 src.workspace_bytes, meta)
+
+
+def _compiled_nodes(graph) -> list:
+    return [n for n in graph.get_all_nodes() if n.attr(ATTR_ENGINE) in COMPILED_ENGINES]
+
+
+def compile_ops(graph, options: Mapping[str, str]) -> CompiledKernels:
+    started = time.monotonic()
+    settings = kcache.resolve(options)
+    soc = (options.get("ge.socVersion") or "").strip() or "host"
+    cache = kcache.KernelCache.open(settings) if settings.enabled else None
+    stats = cache.stats if cache else kcache.CacheStats()
+    tasks: dict = {}
+    node_task: list = []
+    for node in _compiled_nodes(graph):
+        gen = generator_for(node.type)
+        if gen is None:
+            raise GeError("E19999", {"reason": f"{node.name} placed on a compiled engine "
+                                               f"without a generator"})
+        bypass = bool(settings.bypass) or settings.bypasses(node.name, node.type)
+        flags = settings.debug_flags if bypass else ()
+        try:
+            task = kernel_task(signature_of(node, gen.const_inputs), soc, flags)
+        except Unsupported as exc:
+            raise GeError("E19999", {"reason": f"kernel of {node.name}: {exc}"}) from None
+        task = tasks.setdefault(task.name, task)
+        task.bypass = task.bypass or bypass
+        node_task.append((node, task))
+    pending = []
+    for task in tasks.values():
+        if task.bypass:
+            stats.bypassed += 1
+        if cache is not None and not task.bypass and settings.mode == "enable":
+            found = cache.get(task.name)
+            if found is not None:
+                task.binary = found[0]
+                continue
+        elif cache is not None and not task.bypass:
+            stats.misses += 1           # force: never read, always recompile and replace
+        pending.append(task)
+    jobs = min(parallel_jobs(), max(len(pending), 1))
+    if pending:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            binaries = list(pool.map(lambda t: build(t.source, t.needs_blas, t.flags, t.name),
+                                     pending))
+        for task, binary in zip(pending, binaries):
+            task.binary = binary
+            stats.compiles += 1
+            if cache is not None and not task.bypass:
+                cache.put(task.name, binary, task.meta, replace=settings.mode == "force")
+    result = CompiledKernels()
+    seen = set()
+    for node, task in node_task:
+        sha = hashlib.sha256(task.binary).hexdigest()
+        if task.name not in seen:
+            seen.add(task.name)
+            result.kernels.append((task.name, task.binary))
+        node.set_attr(ATTR_KERNEL_NAME, task.name)
+        node.set_attr(ATTR_KERNEL_SHA256, sha)
+        result.node_kernels[node.name] = KernelRef(task.name, sha, KERNEL_SYMBOL, task.workspace,
+                                                   len(task.binary))
+        result.workspace_bytes[node.name] = [task.workspace] if task.workspace else []
+    result.stats = dict(stats.as_dict(), kernels=len(result.kernels), nodes=len(node_task),
+                        jobs=jobs, mode=settings.mode if settings.enabled else "disable",
+                        bypass=settings.bypass, seconds=round(time.monotonic() - started, 3))
+    log.info("op compile: %(nodes)d nodes, %(kernels)d kernels, hits=%(hits)d "
+             "misses=%(misses)d compiles=%(compiles)d evictions=%(evictions)d "
+             "corrupt=%(corrupt)d jobs=%(jobs)d", result.stats)
+    return result
