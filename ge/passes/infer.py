@@ -1,0 +1,145 @@
+"""Shape inference over replacement graphs: `infer_shape` (spec/python-passes.md §3.11).
+
+Descs of replacement Data nodes come from the boundary producers; then every node is inferred
+in topological order through the op registry's `infer` entry (docs/ops-registry.md), with
+constant inputs passed as values.  Nothing here knows an op.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from ge.graph import Graph, Node
+
+__all__ = ["infer_shape", "infer_nodes", "InferError", "boundary_producers_of_node"]
+
+_CONST_TYPES = ("Const", "Constant")
+
+
+class InferError(Exception):
+    pass
+
+
+def boundary_producers_of_node(node: Node) -> list[tuple]:
+    """One (producer, out index) per distinct producer output of the node's connected inputs."""
+    seen: list[tuple] = []
+    for edge in node.inputs():
+        if edge is not None and edge not in seen:
+            seen.append(edge)
+    return seen
+
+
+def _const_value(node: Node):
+    if node.type in _CONST_TYPES and node.has_attr("value"):
+        return node.get_attr("value").numpy()
+    return None
+
+
+def _opdef(op_type: str):
+    from ge.ops import registry
+    try:
+        return registry.get(op_type)
+    except ImportError:
+        return registry.REGISTRY.get(op_type)
+
+
+def _infer_outputs(node: Node, values: dict) -> list:
+    """[(shape, dtype)] for `node`; `values` maps id(producer)/port to constant arrays."""
+    from ge.ops.registry import InferCtx, TensorInfo
+    opdef = _opdef(node.type)
+    if opdef is None:
+        raise InferError(f"op {node.type} of node {node.name} is not in the op registry")
+    if opdef.infer is None:
+        raise InferError(f"op {node.type} has no shape inference")
+    ins = []
+    for i, edge in enumerate(node.inputs()):
+        if edge is None:
+            ins.append(None)
+            continue
+        src, idx = edge
+        desc = src.out_desc(idx)
+        value = values.get((id(src), idx))
+        if value is None:
+            value = _const_value(src)
+        shape = None if desc.shape.is_unknown_shape() else tuple(desc.shape)
+        ins.append(TensorInfo(shape, desc.data_type, value))
+    attrs = {}
+    for spec in opdef.attrs:
+        if node.has_attr(spec.name):
+            attrs[spec.name] = node.get_attr(spec.name)
+        elif not spec.required:
+            attrs[spec.name] = spec.default
+    for key, _kind, value in node.attr_items():
+        attrs.setdefault(key, value)
+    ctx = InferCtx(ins=ins, attrs=attrs, num_outputs=node.num_outputs, op_name=node.name)
+    return list(opdef.infer(ctx))
+
+
+def infer_nodes(nodes: list[Node], values: Optional[dict] = None) -> None:
+    """Infer output descs of `nodes` (given in topological order) in place."""
+    values = values or {}
+    for node in nodes:
+        if node.type in ("Data", "NetOutput") or node.type in _CONST_TYPES:
+            continue
+        results = _infer_outputs(node, values)
+        for j, (shape, dtype) in enumerate(results[:node.num_outputs]):
+            desc = node.out_desc(j)
+            desc.set_shape(list(shape) if shape is not None else [-2])
+            desc.set_origin_shape(list(shape) if shape is not None else [-2])
+            desc.set_data_type(dtype)
+            for dst, k in node.consumers(j):
+                dst.update_input_desc(k, desc)
+
+
+def _producers_of(source) -> tuple[list, str, str]:
+    from ._native import MatchResult
+    from .boundary import SubgraphBoundary
+    if isinstance(source, MatchResult):
+        match = source._check()
+        return list(match.input_producers), "MatchResult", ""
+    if isinstance(source, Node):
+        return boundary_producers_of_node(source), "Node", source.name
+    if isinstance(source, SubgraphBoundary):
+        prods = []
+        for anchors in source.input_anchors():
+            node, idx = anchors[0]
+            prods.append(node.input(idx))
+        return prods, "SubgraphBoundary", ""
+    raise TypeError("infer_shape source must be a MatchResult, a Node or a SubgraphBoundary, "
+                    f"got {type(source).__name__}")
+
+
+def infer_shape(replacement: Graph, source) -> None:
+    """Copy boundary descs onto the replacement's Data nodes and infer every node."""
+    if not isinstance(replacement, Graph):
+        raise TypeError(f"infer_shape expects a ge.graph.Graph, got {type(replacement).__name__}")
+    producers, source_type, source_name = _producers_of(source)
+    if not replacement.nodes:
+        raise RuntimeError(f"infer_shape failed, replacement_graph={replacement.name}, "
+                           f"source_type={source_type}: replacement graph has no nodes")
+    values: dict = {}
+    try:
+        for data in replacement.data_nodes():
+            k = data.attr("index", 0)
+            if not 0 <= k < len(producers) or producers[k] is None:
+                raise InferError(f"Data {data.name} has index {k} but the source has "
+                                 f"{len(producers)} inputs")
+            src, idx = producers[k]
+            desc = src.get_output_desc(idx)
+            data.update_output_desc(0, desc)
+            if data.num_inputs:
+                data.update_input_desc(0, desc)
+            for dst, j in data.consumers(0):
+                dst.update_input_desc(j, desc)
+            value = _const_value(src)
+            if value is not None:
+                values[(id(data), 0)] = value
+        infer_nodes(replacement.topo_order(), values)
+        net = replacement.output_node()
+        if net is not None:
+            for i, edge in enumerate(net.inputs()):
+                if edge is not None:
+                    net.update_input_desc(i, edge[0].out_desc(edge[1]))
+    except Exception as exc:  # every failure is reported with the documented text
+        name = f", source_name={source_name}" if source_name else ""
+        raise RuntimeError(f"infer_shape failed, replacement_graph={replacement.name}, "
+                           f"source_type={source_type}{name}: {exc}") from exc
