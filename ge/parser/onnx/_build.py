@@ -13,10 +13,10 @@ import onnx
 from onnx import AttributeProto, GraphProto
 
 from ge.errors import GeError
-from ge.graph import Graph, Node, Tensor, TensorDesc
+from ge.graph import Graph, Node, TensorDesc
 from ge.graph.types import AttrValueType as VT
 
-from ._context import ConvertError, NodeCtx, port_names
+from ._context import ConvertError, NodeCtx, make_tensor, port_names
 from ._mappings import SUPPORTED_OPSETS, lookup, make_key
 from ._model import ge_dtype, invalid_model, tensor_to_array
 from ._options import ParseOptions
@@ -232,7 +232,7 @@ class _GraphBuilder:
         for k, t in enumerate(sorted(self.g.initializer, key=lambda t: t.name)):
             value = tensor_to_array(t, self.state.model_dir, t.name)
             node = _add(self.graph, "Const", f"{t.name}_Initializer_{k}", 0, 1, [t.name])
-            node.set_attr_kind("value", VT.VT_TENSOR, Tensor.from_numpy(value))
+            node.set_attr_kind("value", VT.VT_TENSOR, make_tensor(value))
             node.out_desc(0).set_shape(value.shape).set_origin_shape(value.shape)
             self.scope[t.name] = (node, 0)
             self.const_of[t.name] = value

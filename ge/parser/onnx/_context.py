@@ -16,9 +16,10 @@ from onnx import NodeProto, helper
 
 from ge.errors import GeError
 from ge.graph import Format, Graph, Node, Tensor
+from ge.graph.types import from_numpy_dtype
 from ge.ops import registry
 
-__all__ = ["ConvertError", "NodeCtx", "refuse", "port_names"]
+__all__ = ["ConvertError", "NodeCtx", "make_tensor", "refuse", "port_names"]
 
 Edge = tuple  # (Node, output index)
 
@@ -29,6 +30,15 @@ class ConvertError(Exception):
 
 def refuse(reason: str):
     raise ConvertError(reason)
+
+
+def make_tensor(array: np.ndarray) -> Tensor:
+    """Tensor.from_numpy, keeping 0-d arrays 0-d (from_numpy's ascontiguousarray makes them
+    1-d; reported to the IR owner)."""
+    array = np.asarray(array)
+    if array.ndim == 0 and array.dtype.kind in "biuf" and array.dtype != np.float64:
+        return Tensor(array, data_type=from_numpy_dtype(array.dtype), shape=[])
+    return Tensor.from_numpy(array)
 
 
 def ir_not_registered(op_name: str, ir_type: str) -> GeError:
@@ -146,7 +156,7 @@ class NodeCtx:
     def const_node(self, value, dtype=None, suffix: str = "const") -> Edge:
         """A Const holding `value` (numpy-convertible) created from an ONNX attribute."""
         array = np.asarray(value, dtype=dtype)
-        node = self.emit("Const", [], {"value": Tensor.from_numpy(array)}, suffix=suffix)
+        node = self.emit("Const", [], {"value": make_tensor(array)}, suffix=suffix)
         return (node, 0)
 
     def one(self, ir_type: str, inputs: list | None = None, attrs: dict | None = None,

@@ -5,9 +5,9 @@ _mappings.py names which ONNX key uses which.
 from __future__ import annotations
 
 import numpy as np
-from ge.graph import DataType, Format, Tensor
+from ge.graph import DataType, Format
 
-from ._context import NodeCtx, refuse
+from ._context import NodeCtx, make_tensor, refuse
 from ._model import ONNX_TO_GE_DTYPE, tensor_to_array
 
 DT = DataType
@@ -219,7 +219,7 @@ def constant(ctx: NodeCtx) -> list:
     else:
         refuse("only the value, value_float(s), value_int(s) and value_string(s) attributes "
                "are supported")
-    return ctx.one("Const", [], {"value": Tensor.from_numpy(array)})
+    return ctx.one("Const", [], {"value": make_tensor(array)})
 
 
 # -- reductions and index ops -------------------------------------------------------------------
