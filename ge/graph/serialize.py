@@ -106,7 +106,8 @@ def desc_from_proto(td) -> tuple[TensorDesc, dict]:
     desc.name = td.name
     if "origin_format_for_int" in attrs or "origin_format" in attrs:
         origin_int = attrs["origin_format_for_int"].i if "origin_format_for_int" in attrs else -1
-        origin_layout = attrs["origin_format"].s.decode() if "origin_format" in attrs else ""
+        origin_layout = attrs["origin_format"].s.decode("utf-8", "replace") \
+            if "origin_format" in attrs else ""
         desc.set_origin_format(_format_from(origin_int, origin_layout))
     if "origin_shape" in attrs and (
             "origin_shape_initialized" not in attrs or attrs["origin_shape_initialized"].b):
@@ -421,7 +422,7 @@ def _build_nodes(graph: Graph, graph_def, source: str) -> None:
             node._in_descs[i], node._in_attrs[i] = desc_from_proto(td)
         for i, td in enumerate(op.output_desc):
             node._out_descs[i], node._out_attrs[i] = desc_from_proto(td)
-        ir_names = [s.decode() for s in op.attr["_subgraph_ir_names"].list.s] \
+        ir_names = [s.decode("utf-8", "replace") for s in op.attr["_subgraph_ir_names"].list.s] \
             if "_subgraph_ir_names" in op.attr else []
         if len(ir_names) != len(op.subgraph_name):
             ir_names = [f"subgraph_{i}" for i in range(len(op.subgraph_name))]
@@ -468,6 +469,19 @@ def model_def_to_graph(model_def, source: str = "<memory>") -> Graph:
     """
     if not model_def.graph:
         raise _bad(source, "the model holds no graph")
+    try:
+        return _link_graphs(model_def, source)
+    except GeError as e:
+        if e.params.get("file") == "<memory>":  # raised deep in an attribute conversion
+            raise _bad(source, e.params.get("reason", "")) from None
+        raise
+    except (ValueError, TypeError, IndexError, KeyError, OverflowError, RecursionError) as e:
+        # values the IR cannot hold (bad enum numbers, shapes, sizes) in a file we read
+        raise _bad(source, f"the model cannot be rebuilt as a graph ({type(e).__name__}: "
+                           f"{e})") from None
+
+
+def _link_graphs(model_def, source: str) -> Graph:
     graphs = [graph_def_to_graph(gd, source) for gd in model_def.graph]
     root = graphs[0]
     parent_of: dict[str, object] = {}
