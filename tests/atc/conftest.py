@@ -21,6 +21,7 @@ HERE = Path(__file__).resolve().parent
 
 ENTRIES: dict[str, "list[str] | str"] = {
     "module": [sys.executable, "-m", "ge.atc"],
+    "atc": "atc", "pyatc": "pyatc", "pymod": "python3 -m ge.pyatc",
 }
 
 # Installed entries resolved through the session fixtures: name -> (argv prefix, environment).

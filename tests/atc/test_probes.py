@@ -207,3 +207,13 @@ def test_probe_28_real_compiler(work):
         assert run.rc == 255
         assert "(EP0001): The feature" in run.headline, run.stdout
         assert "Traceback" not in run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("args", [["--help"], [], ["--mode=9"], ["--foo=1"], ["foo"],
+                                  VALID, ["--mode=1", "--om=a.om"]],
+                         ids=["help", "none", "mode9", "unknown", "positional", "valid", "mode1"])
+def test_entries_print_the_same(entry, work, args):
+    """Every entry's output equals the module entry's (program name and stamps normalised)."""
+    env = {"GE_ATC_COMPILER_API": "fake_compiler_api"}
+    assert run_entry(entry, args, env=env, cwd=work) == run_entry("module", args, env=env,
+                                                                    cwd=work)
