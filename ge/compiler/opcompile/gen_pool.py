@@ -47,6 +47,8 @@ def render_pool(sig) -> KernelSource:
     x, y = sig.inputs[0].shape, sig.outputs[0].shape
     if len(x) != 4 or len(y) != 4 or tuple(x[:2]) != tuple(y[:2]):
         raise Unsupported("pooling operands must be 4-D NCHW with equal N, C")
+    if any(int(d) != 1 for d in sig.attr("dilation", [1, 1, 1, 1]) or [1]):
+        raise Unsupported("dilated pooling")
     nc, h, w = x[0] * x[1], x[2], x[3]
     oh, ow = y[2], y[3]
     if sig.attr("global_pooling", False):

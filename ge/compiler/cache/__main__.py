@@ -1,0 +1,106 @@
+"""`python3 -m ge.compiler.cache stats|verify|clean [--dir D] [--soc S] [--dry-run]`
+
+stats   entries, bytes, limit and ratio in effect, per SoC directory
+verify  check every entry (JSON readable, binary present, sizes and sha256 match); exit 1 if
+        any entry is corrupt (with --fix, corrupt entries are removed)
+clean   remove stale temporaries, then age the cache as a compile would (--all: every entry)
+
+D is the cache root (default: ASCEND_CACHE_PATH, else $HOME/atc_data), as for
+--op_compiler_cache_dir.  This is a command line: it prints, and exits with a status.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from ge.errors import GeError
+from . import settings as cfg
+from .evict import evict, used_bytes
+from .store import clean_stale, list_entries, lookup, remove_entry
+
+
+def _soc_dirs(root: str, soc: str) -> list:
+    base = os.path.join(root, "kernel_cache")
+    if soc:
+        return [os.path.join(base, soc)]
+    try:
+        names = sorted(os.listdir(base))
+    except FileNotFoundError:
+        return []
+    return [os.path.join(base, n) for n in names if os.path.isdir(os.path.join(base, n))]
+
+
+def _limits(root: str) -> tuple:
+    path = cfg.ini_path_for(root)
+    text = open(path, encoding="utf-8", errors="replace").read() if os.path.isfile(path) else None
+    return cfg.size_limits(text, os.environ, path)
+
+
+def cmd_stats(root: str, soc: str) -> int:
+    max_mb, ratio, source = _limits(root)
+    report = {"root": root, "max_op_cache_size_mb": max_mb, "remain_cache_size_ratio": ratio,
+              "settings_from": source, "socs": {}}
+    for d in _soc_dirs(root, soc):
+        report["socs"][os.path.basename(d)] = {"entries": len(list_entries(d)),
+                                                "bytes": used_bytes(d)}
+    print(json.dumps(report, indent=2, sort_keys=True))
+    return 0
+
+
+def cmd_verify(root: str, soc: str, fix: bool) -> int:
+    bad = 0
+    total = 0
+    for d in _soc_dirs(root, soc):
+        for name in list_entries(d):
+            total += 1
+            found = lookup(d, name, refresh=False)
+            if found.status != "hit":
+                bad += 1
+                print(f"CORRUPT {os.path.join(d, name)}: {found.reason}")
+                if fix:
+                    remove_entry(d, name, found.inode)
+    print(f"verified {total} entries, {bad} corrupt")
+    return 1 if bad and not fix else 0
+
+
+def cmd_clean(root: str, soc: str, every: bool, dry_run: bool) -> int:
+    max_mb, ratio, _ = _limits(root)
+    for d in _soc_dirs(root, soc):
+        stale = [] if dry_run else clean_stale(d)
+        if every:
+            removed = list_entries(d)
+            if not dry_run:
+                for name in removed:
+                    remove_entry(d, name)
+        else:
+            removed = evict(d, max_mb, ratio, dry_run=dry_run).removed
+        print(f"{d}: removed {len(stale)} stale temporaries, "
+              f"{'would remove' if dry_run else 'removed'} {len(removed)} entries")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m ge.compiler.cache")
+    parser.add_argument("command", choices=("stats", "verify", "clean"))
+    parser.add_argument("--dir", default="", help="cache root (as --op_compiler_cache_dir)")
+    parser.add_argument("--soc", default="", help="only this SoC directory")
+    parser.add_argument("--fix", action="store_true", help="verify: remove corrupt entries")
+    parser.add_argument("--all", action="store_true", help="clean: remove every entry")
+    parser.add_argument("--dry-run", action="store_true", help="clean: only report")
+    args = parser.parse_args(argv)
+    try:
+        root = cfg.cache_root({cfg.OPT_DIR: args.dir}, os.environ)
+    except GeError as exc:
+        print(exc.message or str(exc), file=sys.stderr)
+        return 2
+    if args.command == "stats":
+        return cmd_stats(root, args.soc)
+    if args.command == "verify":
+        return cmd_verify(root, args.soc, args.fix)
+    return cmd_clean(root, args.soc, args.all, args.dry_run)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""MatMul / BatchMatMul / GEMM / Conv2D generators (OpenBLAS sgemm) vs the reference kernels."""
+import numpy as np
+import pytest
+
+from conftest import check_op
+
+F32 = np.float32
+TOL = dict(rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_matmul_transposes(ta, tb, rng):
+    a = rng.standard_normal((5, 3) if ta else (3, 5)).astype(F32)
+    b = rng.standard_normal((4, 5) if tb else (5, 4)).astype(F32)
+    check_op("MatMul", [a, b], {"transpose_x1": ta, "transpose_x2": tb}, **TOL)
+
+
+def test_matmul_v2_bias(rng):
+    a = rng.standard_normal((6, 8)).astype(F32)
+    b = rng.standard_normal((8, 3)).astype(F32)
+    bias = rng.standard_normal((3,)).astype(F32)
+    check_op("MatMulV2", [a, b, bias], **TOL)
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [((2, 3, 4), (2, 4, 5)), ((2, 1, 3, 4), (3, 4, 2)),
+                                             ((3, 4), (2, 4, 5))])
+def test_batch_matmul_v2_broadcast(a_shape, b_shape, rng):
+    a = rng.standard_normal(a_shape).astype(F32)
+    b = rng.standard_normal(b_shape).astype(F32)
+    check_op("BatchMatMulV2", [a, b], **TOL)
+
+
+def test_batch_matmul_adj(rng):
+    a = rng.standard_normal((2, 4, 3)).astype(F32)
+    b = rng.standard_normal((2, 5, 4)).astype(F32)
+    check_op("BatchMatMul", [a, b], {"adj_x1": True, "adj_x2": True}, **TOL)
+
+
+def test_gemm(rng):
+    a = rng.standard_normal((4, 3)).astype(F32)
+    b = rng.standard_normal((5, 4)).astype(F32)
+    c = rng.standard_normal((5,)).astype(F32)
+    check_op("GEMM", [a, b, c, np.asarray([0.5], F32), np.asarray([2.0], F32)],
+             {"transpose_a": True, "transpose_b": True}, **TOL)
+
+
+CONV_CASES = [  # (x shape, w shape, strides, pads, dilations, groups, bias)
+    ((1, 3, 8, 8), (4, 3, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, True),
+    ((2, 3, 9, 7), (5, 3, 3, 2), (2, 1), (0, 1, 2, 0), (1, 1), 1, False),
+    ((1, 4, 8, 8), (4, 2, 3, 3), (1, 2), (1, 1, 1, 1), (2, 1), 2, True),
+    ((1, 4, 6, 6), (4, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4, True),    # depthwise
+    ((2, 8, 5, 5), (6, 8, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, True),    # 1x1 direct
+    ((1, 3, 7, 7), (2, 3, 7, 7), (2, 2), (3, 3, 3, 3), (1, 1), 1, False),   # stem-like
+]
+
+
+@pytest.mark.parametrize("xs,ws,st,pads,dil,groups,bias", CONV_CASES)
+def test_conv2d(xs, ws, st, pads, dil, groups, bias, rng):
+    x = rng.standard_normal(xs).astype(F32)
+    w = rng.standard_normal(ws).astype(F32)
+    ins = [x, w, rng.standard_normal((ws[0],)).astype(F32) if bias else None]
+    attrs = {"strides": [1, 1, *st], "pads": list(pads), "dilations": [1, 1, *dil],
+             "groups": groups, "data_format": "NCHW"}
+    check_op("Conv2D", ins, attrs, fmt="NCHW", **TOL)
+
+
+def test_conv2d_nhwc_is_refused(rng):
+    from ge.compiler.opcompile.generators import check_supported
+    from conftest import make_sig
+    x, w = np.ones((1, 4, 4, 3), F32), np.ones((2, 3, 1, 1), F32)
+    sig = make_sig("Conv2D", [x, w], [np.ones((1, 4, 4, 2), F32)],
+                   {"strides": [1, 1, 1, 1], "pads": [0, 0, 0, 0], "data_format": "NHWC"})
+    assert "NCHW" in check_supported(sig)
