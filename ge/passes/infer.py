@@ -1,8 +1,8 @@
 """Shape inference over replacement graphs: `infer_shape` (spec/python-passes.md §3.11).
 
 Descs of replacement Data nodes come from the boundary producers; then every node is inferred
-in topological order through the op registry's `infer` entry (docs/ops-registry.md), with
-constant inputs passed as values.  Nothing here knows an op.
+in topological order through `ge.ops.infer_node` (docs/ops-registry.md), with constant
+inputs passed as values.  Nothing here knows an op.
 """
 from __future__ import annotations
 
@@ -34,60 +34,14 @@ def _const_value(node: Node):
     return None
 
 
-def _opdef(op_type: str):
-    from ge.ops import registry
-    try:
-        return registry.get(op_type)
-    except ImportError:
-        return registry.REGISTRY.get(op_type)
-
-
-def _infer_outputs(node: Node, values: dict) -> list:
-    """[(shape, dtype)] for `node`; `values` maps id(producer)/port to constant arrays."""
-    from ge.ops.registry import InferCtx, TensorInfo
-    opdef = _opdef(node.type)
-    if opdef is None:
-        raise InferError(f"op {node.type} of node {node.name} is not in the op registry")
-    if opdef.infer is None:
-        raise InferError(f"op {node.type} has no shape inference")
-    ins = []
-    for i, edge in enumerate(node.inputs()):
-        if edge is None:
-            ins.append(None)
-            continue
-        src, idx = edge
-        desc = src.out_desc(idx)
-        value = values.get((id(src), idx))
-        if value is None:
-            value = _const_value(src)
-        shape = None if desc.shape.is_unknown_shape() else tuple(desc.shape)
-        ins.append(TensorInfo(shape, desc.data_type, value))
-    attrs = {}
-    for spec in opdef.attrs:
-        if node.has_attr(spec.name):
-            attrs[spec.name] = node.get_attr(spec.name)
-        elif not spec.required:
-            attrs[spec.name] = spec.default
-    for key, _kind, value in node.attr_items():
-        attrs.setdefault(key, value)
-    ctx = InferCtx(ins=ins, attrs=attrs, num_outputs=node.num_outputs, op_name=node.name)
-    return list(opdef.infer(ctx))
-
-
 def infer_nodes(nodes: list[Node], values: Optional[dict] = None) -> None:
-    """Infer output descs of `nodes` (given in topological order) in place."""
-    values = values or {}
+    """Infer output descs of `nodes` (given in topological order) in place, through
+    `ge.ops.infer_node`; `values` maps (producer name, output index) to constant arrays."""
+    from ge import ops
     for node in nodes:
         if node.type in ("Data", "NetOutput") or node.type in _CONST_TYPES:
             continue
-        results = _infer_outputs(node, values)
-        for j, (shape, dtype) in enumerate(results[:node.num_outputs]):
-            desc = node.out_desc(j)
-            desc.set_shape(list(shape) if shape is not None else [-2])
-            desc.set_origin_shape(list(shape) if shape is not None else [-2])
-            desc.set_data_type(dtype)
-            for dst, k in node.consumers(j):
-                dst.update_input_desc(k, desc)
+        ops.infer_node(node, values or {})
 
 
 def _producers_of(source) -> tuple[list, str, str]:
@@ -132,7 +86,7 @@ def infer_shape(replacement: Graph, source) -> None:
                 dst.update_input_desc(j, desc)
             value = _const_value(src)
             if value is not None:
-                values[(id(data), 0)] = value
+                values[(data.name, 0)] = value
         infer_nodes(replacement.topo_order(), values)
         net = replacement.output_node()
         if net is not None:

@@ -18,7 +18,7 @@ import traceback
 from typing import Optional
 
 from ge.errors import GeError, warn
-from ge.graph import Graph
+from ge.graph import Graph, GraphCycleError
 
 from ._native import _ENGINE, MatchResult, PassContext, PatternMatcherConfig
 from .base import (DecomposePass, FusionBasePass, PassStage, PatternFusionPass,
@@ -365,6 +365,7 @@ def _run_pass(desc: PassDescriptor, root: Graph, stage: PassStage, options: dict
             raise PassFailure(f"unknown pass kind {kind!r}")
         for graph in _graphs_of(root):
             context.set_pass_name(desc.pass_name)
+            effects_before = stats.effect_times + context._ge_stats["effect"]
             if kind == PASS_KIND_FUSION_BASE:
                 _run_fusion_base(instance, graph, context)
             elif kind == PASS_KIND_PATTERN_FUSION:
@@ -373,6 +374,8 @@ def _run_pass(desc: PassDescriptor, root: Graph, stage: PassStage, options: dict
                                  report.trace)
             else:
                 _run_decompose(instance, desc, graph, context, stats, stage)
+            if stats.effect_times + context._ge_stats["effect"] != effects_before:
+                _sort(graph, desc)
     except PassFailure as exc:
         _log.error("[%s][Run] failed on graph %s: %s", desc.pass_name, graph.name, exc.reason)
         raise _fail(desc, stage, graph, exc, context) from None
@@ -381,6 +384,14 @@ def _run_pass(desc: PassDescriptor, root: Graph, stage: PassStage, options: dict
         stats.effect_times += context._ge_stats["effect"]
         context._ge_stats = {"match": 0, "effect": 0}
         stats.wall_time_us += int((time.perf_counter() - start) * 1e6)
+
+
+def _sort(graph: Graph, desc: PassDescriptor) -> None:
+    """Keep the node table topological after a rewrite; a cycle fails the pass."""
+    try:
+        graph.sort()
+    except GraphCycleError as exc:
+        raise PassFailure(f"[CycleGuard] graph has a cycle after the pass: {exc}") from None
 
 
 def _trace_enabled(options: dict) -> bool:
