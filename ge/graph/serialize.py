@@ -180,7 +180,8 @@ def tensor_from_proto(td, source: str = "<memory>") -> Tensor:
 _LIST_FIELD = {  # list kind -> (ListValue field, ListValueType name)
     VT.VT_LIST_STRING: ("s", "VT_LIST_STRING"), VT.VT_LIST_INT: ("i", "VT_LIST_INT"),
     VT.VT_LIST_FLOAT: ("f", "VT_LIST_FLOAT"), VT.VT_LIST_BOOL: ("b", "VT_LIST_BOOL"),
-    VT.VT_LIST_BYTES: ("bt", "VT_LIST_BYTES"), VT.VT_LIST_TENSOR_DESC: ("td", "VT_LIST_TENSOR_DESC"),
+    VT.VT_LIST_BYTES: ("bt", "VT_LIST_BYTES"),
+    VT.VT_LIST_TENSOR_DESC: ("td", "VT_LIST_TENSOR_DESC"),
     VT.VT_LIST_TENSOR: ("t", "VT_LIST_TENSOR"), VT.VT_LIST_GRAPH: ("g", "VT_LIST_GRAPH"),
     VT.VT_LIST_NAMED_ATTRS: ("na", "VT_LIST_NAMED_ATTRS"),
     VT.VT_LIST_DATA_TYPE: ("dt", "VT_LIST_DATA_TYPE"),

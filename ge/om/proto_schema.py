@@ -241,7 +241,10 @@ _POOL.Add(_build_file("pyatc/task.proto", _TASK))
 
 def message_class(full_name: str):
     """The message class of a schema message, e.g. message_class("ge.proto.OpDef")."""
-    return message_factory.GetMessageClass(_POOL.FindMessageTypeByName(full_name))
+    descriptor = _POOL.FindMessageTypeByName(full_name)
+    if hasattr(message_factory, "GetMessageClass"):  # protobuf >= 4.22
+        return message_factory.GetMessageClass(descriptor)
+    return message_factory.MessageFactory(_POOL).GetPrototype(descriptor)
 
 
 ModelDef = message_class("ge.proto.ModelDef")
