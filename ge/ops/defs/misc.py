@@ -98,20 +98,28 @@ register(OpDef("MirrorPad", inputs=(Port("x"), Port("paddings")), outputs=(Port(
 # ---- Resize (ONNX semantics) ----------------------------------------------------------------
 
 def _source_coords(mode, out_n, in_n, scale, roi_start, roi_end):
-    x = np.arange(out_n, dtype=np.float64)
+    """Source coordinate of every output index, in float32 arithmetic as onnxruntime does
+    (3 / 0.6f rounds to 5.0 there, which decides a floor)."""
+    return _source_coords64(mode, out_n, in_n, np.float32(scale), np.float32(roi_start),
+                            np.float32(roi_end), np.float32).astype(np.float64)
+
+
+def _source_coords64(mode, out_n, in_n, scale, roi_start, roi_end, ft):
+    x = np.arange(out_n, dtype=ft)
+    in_n, out_n1 = ft(in_n), out_n
     if mode == "half_pixel":
         return (x + 0.5) / scale - 0.5
     if mode == "pytorch_half_pixel":
         return (x + 0.5) / scale - 0.5 if out_n > 1 else np.zeros_like(x)
     if mode == "align_corners":
-        return x * (in_n - 1) / (out_n - 1) if out_n > 1 else np.zeros_like(x)
+        return x * ((in_n - 1) / ft(out_n1 - 1)) if out_n > 1 else np.zeros_like(x)
     if mode == "asymmetric":
         return x / scale
     if mode == "tf_half_pixel_for_nn":
         return (x + 0.5) / scale
     if mode == "tf_crop_and_resize":
         if out_n > 1:
-            return roi_start * (in_n - 1) + x * (roi_end - roi_start) * (in_n - 1) / (out_n - 1)
+            return roi_start * (in_n - 1) + x * ((roi_end - roi_start) * (in_n - 1) / ft(out_n - 1))
         return np.full_like(x, 0.5 * (roi_start + roi_end) * (in_n - 1))
     raise ValueError(f"coordinate_transformation_mode {mode!r} is not supported")
 
