@@ -23,8 +23,10 @@ def dump_text(graph, fmt) -> str:
 
 def dump_file(graph, fmt, suffix: str = "") -> None:
     from .types import DumpFormat
-    ext = {DumpFormat.kReadable: "txt", DumpFormat.kTxt: "pbtxt", DumpFormat.kOnnx: "onnx"}[fmt]
-    path = f"ge_{graph.name}{suffix}.{ext}"
+    # CANN's dump names: ge_proto_*.txt (mode 5 reads it), ge_onnx_*.pbtxt (Netron opens it)
+    prefix, ext = {DumpFormat.kReadable: ("ge_readable", "txt"), DumpFormat.kTxt: ("ge_proto", "txt"),
+                   DumpFormat.kOnnx: ("ge_onnx", "pbtxt")}[fmt]
+    path = f"{prefix}_{graph.name}{suffix}.{ext}"
     data = dump_text(graph, fmt)
     mode = "wb" if isinstance(data, bytes) else "w"
     with open(path, mode) as f:
