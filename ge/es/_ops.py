@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import keyword
+import logging
 from types import SimpleNamespace
 
 from ge.graph.attrs import kind_of
@@ -16,6 +17,7 @@ from ge.graph.attrs import kind_of
 __all__ = ["op_function", "build_op"]
 
 _P = inspect.Parameter
+_log = logging.getLogger(__name__)
 _cache: dict[int, tuple] = {}
 
 
@@ -126,6 +128,7 @@ def _call(opdef, plan, bound: dict):
         typed[spec.name] = (spec.kind, value)
     node = builder._add_op(op_type, edges, typed_attrs=typed, num_outputs=len(out_names),
                            input_names=in_names, output_names=out_names)
+    _infer_best_effort(node)
     for pname, sub in plan["subgraphs"]:
         graphs = bound[pname]
         graphs = graphs if isinstance(graphs, (list, tuple)) else [graphs]
@@ -134,6 +137,17 @@ def _call(opdef, plan, bound: dict):
             node.subgraphs[key] = g.name
             builder._graph.add_subgraph(g, node)
     return _wrap_outputs(builder, node, opdef, plan, dyn_groups)
+
+
+def _infer_best_effort(node) -> None:
+    """Fill output descs from the registry's inference when the inputs allow it.  Inputs of
+    patterns are placeholders (scalar float), so inference may legitimately fail here; the
+    compiler infers the real graph later."""
+    try:
+        from ge import ops
+        ops.infer_node(node)
+    except Exception as exc:  # placeholder inputs: descs stay as created
+        _log.debug("ES: no shape inference for %s (%s): %s", node.name, node.type, exc)
 
 
 def _wrap_outputs(builder, node, opdef, plan, dyn_groups):
