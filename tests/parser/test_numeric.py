@@ -84,3 +84,17 @@ def test_concat_and_dropout_mask_unused():
                helper.make_node("Concat", ["d", "b"], ["y"], name="cat", axis=1)],
               [vi("a", [2, 3]), vi("b", [2, 2])], [vi("y", None)], opset=9)
     check(m, {"a": rand(2, 3), "b": rand(2, 2)})
+
+
+def test_if_branches_with_captures_run():
+    from onnx import TensorProto
+    then_g = helper.make_graph([helper.make_node("Add", ["x", "k"], ["t"], name="add")],
+                               "then", [], [vi("t", None)])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"], name="neg")],
+                               "else", [], [vi("e", None)])
+    m = model([helper.make_node("If", ["c"], ["y"], name="if0", then_branch=then_g,
+                                else_branch=else_g)],
+              [vi("c", [], TensorProto.BOOL), vi("x", [2])], [vi("y", None)],
+              inits=[("k", np.ones(2, np.float32))])
+    for cond in (True, False):
+        check(m, {"c": np.array(cond), "x": rand(2)})
