@@ -58,7 +58,7 @@ def save_om(path: str, compiled: CompiledModel, atc_cmdline: str = "") -> None:
 
 
 def write_fusion_result(compiled: CompiledModel) -> str | None:
-    from ge.passes.runner import write_fusion_result as _write
+    from ge.passes.report import write_fusion_result as _write
     return _write(compiled.context.report, os.environ.get("ASCEND_WORK_PATH") or None)
 
 

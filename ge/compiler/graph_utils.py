@@ -28,7 +28,7 @@ def make_const(graph: Graph, name: str, array: np.ndarray, origin=()) -> Node:
     from ge.graph.types import from_numpy_dtype
     from ge.graph.tensor import TensorDesc
     const = graph.add_node("Const", graph.unique_name(name), output_names=["y"], origin=origin)
-    const.set_attr("value", Tensor.from_numpy(np.ascontiguousarray(array)))
+    const.set_attr("value", Tensor.from_numpy(array))
     desc = TensorDesc(list(array.shape), data_type=from_numpy_dtype(array.dtype))
     const.update_output_desc(0, desc)
     return const

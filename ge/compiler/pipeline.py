@@ -13,7 +13,7 @@ from typing import Callable
 
 from ge.graph import Graph
 
-from . import prepare
+from . import fusion, prepare  # fusion: registers built-in pass names for the switches
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 @dataclass
 class BuildContext:
     options: dict
-    report: dict = field(default_factory=dict)     # fusion report, filled by ge.passes
+    report: object = None                          # ge.passes.report.FusionReport
     kernels: object = None                         # set by the op-compile stage
     memory: object = None                          # set by the memory-planning stage
     stage_times: dict = field(default_factory=dict)
@@ -45,8 +45,7 @@ def _prepare(graph: Graph, ctx: BuildContext) -> None:
 
 
 def _builtin_fusion(graph: Graph, ctx: BuildContext) -> None:
-    from ge.passes.runner import run_builtin
-    run_builtin(graph, ctx.options, ctx.report)
+    fusion.run_builtin(graph, ctx.options, ctx.report)
 
 
 def _origin_optimize(graph: Graph, ctx: BuildContext) -> None:
@@ -97,7 +96,8 @@ STAGES: tuple = (
 
 def run_pipeline(graph: Graph, options: dict) -> BuildContext:
     from .dump import GraphDumper
-    ctx = BuildContext(options=dict(options))
+    from ge.passes.report import FusionReport
+    ctx = BuildContext(options=dict(options), report=FusionReport())
     dumper = GraphDumper.from_env(graph.name)
     dumper.dump(graph, "PreRunBegin")
     for name, stage in STAGES:

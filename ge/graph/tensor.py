@@ -136,7 +136,7 @@ class Tensor:
     @classmethod
     def from_numpy(cls, array, format: Format = Format.FORMAT_ND) -> "Tensor":
         t = cls.__new__(cls)
-        t._array = np.ascontiguousarray(array)
+        t._array = np.require(np.asarray(array), requirements='C')  # keeps 0-d arrays 0-d
         t._dtype = from_numpy_dtype(t._array.dtype)
         t._format, t._placement = format, Placement.PLACEMENT_HOST
         return t
