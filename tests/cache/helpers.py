@@ -1,0 +1,89 @@
+"""Shared helpers of the cache tests: fake entries of known size, and a worker process that
+compiles a few real kernels into a cache through compile_ops (run as `python3 -c`)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ge.compiler.cache.store import publish
+
+REPO = Path(__file__).resolve().parents[2]
+KB = 1024
+
+WORKER = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[1] + "/tests/cache")
+from ge.compiler.opcompile import compile_ops
+from helpers import relu_graph
+root, mode, n, out = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+ck = compile_ops(relu_graph(n), {"ge.op_compiler_cache_dir": root,
+                                 "ge.op_compiler_cache_mode": mode, "ge.socVersion": "Ascend310"})
+with open(out, "w") as f:
+    json.dump({"kernels": {n: b.hex() for n, b in ck.kernels}, "stats": ck.stats}, f)
+"""
+
+
+def relu_graph(n: int, name_prefix: str = "r"):
+    """n independent Data -> Relu chains of distinct shapes (n distinct kernels), placed."""
+    from ge.compiler import prepare
+    from ge.compiler.engines import place_engines
+    from ge.graph import Graph
+    from ge.graph.tensor import TensorDesc
+    from ge.graph.types import DataType, Format
+    g = Graph("w")
+    outs = []
+    for k in range(n):
+        x = g.add_node("Data", f"x{k}", attrs={"index": k}, input_names=["x"],
+                       output_names=["y"])
+        d = TensorDesc([2, k + 3], Format.FORMAT_ND, DataType.DT_FLOAT)
+        x.update_input_desc(0, d)
+        x.update_output_desc(0, d)
+        outs.append(g.add_node("Relu", f"{name_prefix}{k}", inputs=[(x, 0)], input_names=["x"],
+                               output_names=["y"]))
+    g.add_node("NetOutput", "o", inputs=[(r, 0) for r in outs],
+               input_names=[f"x{k}" for k in range(n)], output_names=[])
+    prepare.infer_shapes(g)
+    place_engines(g, {})
+    return g
+
+
+def worker_argv(root, mode="enable", n=3, out="/dev/null") -> list:
+    return [sys.executable, "-c", WORKER, str(REPO), str(root), mode, str(n), str(out)]
+
+
+def run_worker(root, mode="enable", n=3, out=None, env=None, check=True):
+    out = out or os.path.join(str(root), "..", f"worker-{time.monotonic_ns()}.json")
+    proc = subprocess.run(worker_argv(root, mode, n, out), env=env, capture_output=True,
+                          text=True, timeout=300)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    if proc.returncode == 0:
+        with open(out) as f:
+            return proc, json.load(f)
+    return proc, None
+
+
+def fake_entry(cache_dir, name: str, size: int, mtime: float) -> None:
+    """A valid entry whose binary has `size` bytes, its LRU clock set to `mtime`."""
+    os.makedirs(cache_dir, exist_ok=True)
+    publish(str(cache_dir), name, bytes([7]) * size, {"op_type": "Fake"})
+    os.utime(os.path.join(cache_dir, name, name + ".json"), (mtime, mtime))
+
+
+def soc_dir(root) -> Path:
+    return Path(root) / "kernel_cache" / "Ascend310"
+
+
+def final_entries(root) -> list:
+    d = soc_dir(root)
+    return sorted(p.name for p in d.iterdir() if p.is_dir() and not p.name.startswith(".")) \
+        if d.exists() else []
+
+
+def temporaries(root) -> list:
+    d = soc_dir(root)
+    return sorted(p.name for p in d.iterdir() if p.name.startswith(".")) if d.exists() else []
