@@ -20,8 +20,6 @@ __all__ = [
 
 DT = DataType
 FLOAT_TYPES = (DT.DT_FLOAT, DT.DT_FLOAT16, DT.DT_DOUBLE, DT.DT_BF16)
-_INT_TYPES = (DT.DT_INT8, DT.DT_INT16, DT.DT_INT32, DT.DT_INT64, DT.DT_UINT8, DT.DT_UINT16,
-              DT.DT_UINT32, DT.DT_UINT64)
 
 
 def fail(ctx: InferCtx, reason: str):

@@ -46,7 +46,7 @@ def pool_geometry(in_sp, ks, ss, ds, mode, pb, pe, ceil):
     return outs, pb, pe
 
 
-def _pool_params(attrs, nsp, rank_fmt, op):
+def _pool_params(attrs, nsp):
     """Normalised parameters of the pool op `op` from its attributes."""
     fmt = attrs["data_format"]
     ks = spatial_values(None, attrs["ksize"], fmt, nsp, "ksize")
@@ -110,7 +110,7 @@ def pool_nd(x, p, is_max):
 def _pool_kernel(nsp, is_max):
     def kernel(ins, attrs):
         x = ins[0]
-        p = _pool_params(attrs, nsp, None, None)
+        p = _pool_params(attrs, nsp)
         xc = np.moveaxis(x, -1, 1) if _channels_last(p["fmt"]) else x
         y = pool_nd(xc, p, is_max)
         return [np.moveaxis(y, 1, -1) if _channels_last(p["fmt"]) else y]
@@ -125,7 +125,7 @@ def _pool_infer(nsp):
         if len(xs) != nsp + 2:
             fail(ctx, f"x must have rank {nsp + 2}, got {list(xs)}")
         try:
-            p = _pool_params(ctx.attrs, nsp, None, None)
+            p = _pool_params(ctx.attrs, nsp)
         except ValueError as e:
             fail(ctx, str(e))
         last = _channels_last(p["fmt"])
