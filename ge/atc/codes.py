@@ -104,6 +104,16 @@ CODES: tuple[Code, ...] = (
          "--{parameter1} and --{parameter2} can only be used together.",
          solution="Run --mode=6 with --om only."),
     Code("E10059", "Invalid_Argument", "{stage} failed. Reason: {reason}."),
+    Code("E10501", "Invalid_Argument_Model",
+         "IR for Op {opname} with optype {optype} is not registered.",
+         solution="Check the operator support list of this implementation."),
+    # ---- CANN parser errors (E11xxx Caffe family, E16xxx ONNX) ---------------------------
+    Code("E11010", "Invalid_Model", "Failed to convert Op {opname} (optype {optype}) to GE IR.",
+         solution="Check the operator's attributes and inputs in the source model."),
+    Code("E16001", "Invalid_Model_Onnx", "The model has no {type} node.",
+         solution="Export the model with its graph inputs and outputs."),
+    Code("E16004", "Invalid_Model_Onnx", "ONNX model has no graph.",
+         solution="Export the model again."),
     # ---- CANN file / environment errors (E13xxx) -----------------------------------------
     Code("E13001", "File_Operation_Error_Open", "Failed to open file {file}. Reason: {reason}."),
     Code("E13004", "File_Operation_Error_Write", "Failed to write file {file}. Reason: {reason}.",
@@ -111,9 +121,15 @@ CODES: tuple[Code, ...] = (
     Code("E13010", "File_Operation_Error_Plugin",
          "Failed to load pass plugin {file}. Reason: {reason}.",
          solution="Fix the plugin module or remove it from ASCEND_GE_PY_PASS_PATH."),
+    Code("E13009", "Invalid_Model",
+         "Operator {opname} already exists in the graph. Ensure that operator names are unique."),
+    Code("E13026", "File_Operation_Error_Invalid_Path",
+         "Input path {path} is invalid. Reason: {reason}"),
     # ---- internal ----------------------------------------------------------------------
     Code("E19999", "Inner_Error", "Unknown error occurred. Please check the log.",
          solution="Send the log file named on the screen to the maintainers."),
+    Code("EZ9999", "Inner_Error", "Internal error in op {opname} ({optype}).",
+         solution="Send the log file to the maintainers."),
     Code("EZ3003", "Operator_Not_Supported",
          "No supported engine found for op {opname} ({optype}). Reason: {reason}.",
          solution="Check the engine exclusion options and the operator support list."),
@@ -129,12 +145,22 @@ CODES: tuple[Code, ...] = (
     Code("EP0003", "Pre_Check_Failed",
          "The pre-check found unsupported or invalid operators; see the report {file}.",
          solution="Fix the operators listed as failed in the report.", ours=True),
+    Code("EP0101", "Invalid_Model_Onnx", "The ONNX model {model} is invalid. Reason: {reason}.",
+         solution="Check the model with onnx.checker.", ours=True),
+    Code("EP0110", "Kernel_Build_Error", "Failed to build kernel {kernel}. Reason: {reason}",
+         solution="Install the system C compiler (cc) and the libraries named in the reason.",
+         ours=True),
+    Code("EP0112", "Kernel_Load_Error", "A cached or embedded kernel failed its integrity or ABI "
+         "check.", solution="Recompile with --op_compiler_cache_mode=force.", ours=True),
+    Code("EP0301", "Om_Write_Error", "Cannot build the OM. Reason: {reason}.", ours=True),
     # ---- warnings ------------------------------------------------------------------------
     Code("WP0001", "Option_Without_Effect",
          "Option --{parameter}={value} is accepted but has no effect in this implementation "
          "(the target is the host CPU).", ours=True),
     Code("WP0002", "Option_Ignored",
          "Raw GE option {key} in level [{level}] is not supported in ATC and was ignored.",
+         ours=True),
+    Code("WP0111", "Invalid_Setting", "{source}={value} is invalid; the default is used.",
          ours=True),
 )
 
