@@ -42,7 +42,7 @@ MODULE_PREFIX = "_ge_py_pass_"
 PASS_LOAD_ERROR = "E13029"   # Failed to load custom fusion pass lib %s. Reason: %s.
 
 _loaded_paths: dict[str, str] = {}     # canonical path -> module name
-_current: list[str] = []               # file being loaded (for error messages)
+_FILE_ATTR = "_ge_pass_file"           # set on an exception: the plugin that raised it
 _lock = threading.RLock()
 _done = False
 
@@ -67,24 +67,30 @@ def _load_file(path: Path) -> types.ModuleType:
         raise ImportError(f"cannot load python pass file: {key}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    _current.append(key)
     try:
         spec.loader.exec_module(module)
-    except BaseException:
+    except BaseException as exc:
         sys.modules.pop(name, None)
+        _blame(exc, key)
         raise
-    finally:
-        _current.pop()
     _loaded_paths[key] = name
     return module
 
 
+def _blame(exc: BaseException, where: str) -> None:
+    if getattr(exc, _FILE_ATTR, None) is None:
+        try:
+            setattr(exc, _FILE_ATTR, where)
+        except AttributeError:  # exception types without a __dict__
+            pass
+
+
 def _import_package(directory: Path, child: Path) -> types.ModuleType:
-    _current.append(str(child / "__init__.py"))
     try:
         return importlib.import_module(child.name)
-    finally:
-        _current.pop()
+    except BaseException as exc:
+        _blame(exc, str(child / "__init__.py"))
+        raise
 
 
 def _scan_dir(directory: Path) -> list[types.ModuleType]:
@@ -108,6 +114,14 @@ def _scan_dir(directory: Path) -> list[types.ModuleType]:
 
 
 def _load_entry(path: Path) -> list[types.ModuleType]:
+    try:
+        return _load_path(path)
+    except BaseException as exc:
+        _blame(exc, str(path))
+        raise
+
+
+def _load_path(path: Path) -> list[types.ModuleType]:
     if not path.exists():
         raise FileNotFoundError(f"python pass path does not exist: {path}")
     if path.is_dir():
@@ -159,11 +173,11 @@ def load_entry_point_plugins() -> list[types.ModuleType]:
     modules = []
     for ep in _entry_points():
         what = f"{ep.name} = {ep.value}"
-        _current.append(f"entry point {what}")
         try:
             modules.append(_coerce_module(ep.load(), what))
-        finally:
-            _current.pop()
+        except BaseException as exc:
+            _blame(exc, f"entry point {what}")
+            raise
     return _dedup(modules)
 
 
@@ -203,22 +217,15 @@ def ensure_plugins_loaded() -> list:
             except BaseException as exc:
                 if isinstance(exc, KeyboardInterrupt):
                     raise
-                where = _current[-1] if _current else _path_in(exc)
+                where = getattr(exc, _FILE_ATTR, None) or os.environ.get(ENV_PY_PASS_PATH, "")
                 reason = f"{type(exc).__name__}: {exc}"
                 _log.error("Load python pass descriptors failed: %s", reason)
                 raise GeError(PASS_LOAD_ERROR, {"passlibname": where, "reason": reason},
                               f"Failed to load custom fusion pass lib {where}. "
                               f"Reason: {reason}.") from exc
-            finally:
-                _current.clear()
             _validate_descriptors()
             _done = True
         return _descriptors()
-
-
-def _path_in(exc: BaseException) -> str:
-    text = str(exc)
-    return text.split(": ", 1)[1] if ": " in text else os.environ.get(ENV_PY_PASS_PATH, "")
 
 
 def unload_pass_plugins() -> None:
