@@ -9,6 +9,8 @@ from ge import __version__
 from ge.graph import serialize as ser
 from ge.graph.types import AttrValueType as VT
 
+from .opcompile.cgen import KERNEL_SYMBOL
+
 TASK_GEN_BASE_ADDR = 0
 TASK_GEN_WEIGHT_ADDR = 1 << 40
 CONST_TYPES = ("Const", "Constant")
@@ -52,6 +54,43 @@ def _fill_addresses(model_def, plan) -> None:
                 op.workspace_bytes.extend(mem.workspace_bytes)
 
 
+# ModelTaskType / ccKernelType values (spec/om-format.md §9)
+MODEL_TASK_KERNEL = 0
+KERNEL_TYPE_TE = 2
+KERNEL_TYPE_AI_CPU = 6
+NO_TASK_OPS = frozenset({"Data", "Const", "Constant", "FileConstant", "NetOutput"})
+
+
+def build_tasks(model_def):
+    """TASK_INFO: one KERNEL task per executable op, in OpDef.id order, graph by graph.
+    A compiled op names its TBE_KERNELS item in kernel_name (kernel_type TE); any other op
+    runs on the AiCpu engine with the reference kernel of its type (kernel_type AI_CPU,
+    kernel_name = op type).  context.op_index is the OpDef.id, context.op_id the graph index."""
+    from ge.om import ModelTaskDef
+    task_def = ModelTaskDef()
+    task_def.version = "pyatc-host-1"
+    task_def.base_addr = TASK_GEN_BASE_ADDR
+    task_def.weight_addr = TASK_GEN_WEIGHT_ADDR
+    for graph_index, graph_def in enumerate(model_def.graph):
+        for op in sorted(graph_def.op, key=lambda o: o.id):
+            if op.type in NO_TASK_OPS:
+                continue
+            task = task_def.task.add()
+            task.id = len(task_def.task) - 1
+            task.type = MODEL_TASK_KERNEL
+            kernel = task.kernel
+            kernel.context.op_index = op.id
+            kernel.context.op_id = graph_index
+            if "_kernelname" in op.attr:
+                kernel.context.kernel_type = KERNEL_TYPE_TE
+                kernel.kernel_name = op.attr["_kernelname"].s.decode()
+                kernel.stub_func = KERNEL_SYMBOL
+            else:
+                kernel.context.kernel_type = KERNEL_TYPE_AI_CPU
+                kernel.kernel_name = op.type
+    return task_def
+
+
 def build_om_content(compiled, atc_cmdline: str = ""):
     from ge.om import OmContent, extract_weights
     ctx = compiled.context
@@ -59,10 +98,8 @@ def build_om_content(compiled, atc_cmdline: str = ""):
     model_def = ser.graph_to_model_def(compiled.graph)
     weights = extract_weights(model_def)
     _fill_addresses(model_def, ctx.memory)
-    kernels = getattr(ctx.kernels, "binaries", None) or ()
-    task_def = None
-    if ctx.kernels is not None and hasattr(ctx.kernels, "task_def"):
-        task_def = ctx.kernels.task_def(model_def)
+    kernels = getattr(ctx.kernels, "kernels", None) or ()
+    task_def = build_tasks(model_def)
     out_nodes = [n for n in options.get("ge.outputNodeName", "").split(";") if n]
     attrs = {
         "task_gen_base_addr": (VT.VT_INT, TASK_GEN_BASE_ADDR),
