@@ -97,8 +97,13 @@ def _call(opdef, plan, bound: dict):
     op_type = opdef.type
     raw_inputs = [bound[p] for p, _ in plan["inputs"]]
     owner = bound.get(plan["owner"]) if plan["owner"] else None
-    builder = resolve_builder(raw_inputs, owner)
     allow_like = len(opdef.inputs) > 1 or all(p.kind == "optional" for p in opdef.inputs)
+    if not allow_like:
+        for (pname, _), value in zip(plan["inputs"], raw_inputs):
+            if value is not None and not isinstance(value, TensorHolder):
+                raise TypeError(f"{op_type}: input {pname} must be a TensorHolder, "
+                                f"got {type(value).__name__}")
+    builder = resolve_builder(raw_inputs, owner)
     edges, in_names = [], []
     for (pname, port), value in zip(plan["inputs"], raw_inputs):
         items = value if port.kind == "dynamic" else [value]
