@@ -56,7 +56,7 @@ def worker_argv(root, mode="enable", n=3, out="/dev/null") -> list:
 
 
 def run_worker(root, mode="enable", n=3, out=None, env=None, check=True):
-    out = out or os.path.join(str(root), "..", f"worker-{time.monotonic_ns()}.json")
+    out = out or os.path.join(os.path.dirname(str(root)), f"worker-{time.monotonic_ns()}.json")
     proc = subprocess.run(worker_argv(root, mode, n, out), env=env, capture_output=True,
                           text=True, timeout=300)
     if check:
