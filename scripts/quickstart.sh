@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# One command for a fresh machine: set up a virtual environment with pyatc installed, then
+# compile the bundled sample model with pyatc and show what was built.
+#   scripts/quickstart.sh            (VENV=/path to choose the environment, default .venv)
+set -euo pipefail
+cd "$(dirname -- "$0")/.."
+repo=$(pwd)
+venv="${VENV:-$repo/.venv}"
+out="${OUT:-$repo/build/sample}"
+
+if ! command -v cmake >/dev/null 2>&1 || ! command -v cc >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1; then
+        sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+        $sudo_cmd apt-get install -y -q cmake gcc libopenblas-dev || true
+    fi
+fi
+"${PYTHON:-python3}" -m venv "$venv"
+# shellcheck disable=SC1091
+. "$venv/bin/activate"
+python -m pip install -q --upgrade pip
+python -m pip install -q . onnxruntime
+
+mkdir -p "$out"
+cd "$out"
+python "$repo/samples/make_sample.py" sample.onnx
+pyatc --framework=5 --model=sample.onnx --output=sample --soc_version=Ascend310P3 \
+      --op_compiler_cache_dir="$out/cache"
+pyatc --mode=6 --om=sample.om
+python -m ge.runtime.compare --onnx sample.onnx --om sample.om
+echo "sample.om written to $out"
