@@ -23,6 +23,7 @@ STATUS_SUCCESS = 0
 STATUS_FAILED = 0xFFFFFFFF
 PASS_NAME_ATTR = "_fusion_pass_name"   # pass that created a node (list of names, oldest first)
 _GRAPH_SOURCES = ("Data", "RefData", "AippData", "AnyData", "NetOutput")
+_CONST_TYPES = ("Const", "Constant")
 _counter = itertools.count()
 
 
@@ -157,6 +158,8 @@ def _check_boundary(graph: Graph, inputs: list[list], outputs: list) -> tuple[li
                                   "replaced subgraph")
     out_anchors = {(id(n), i) for n, i in outputs}
     for node in nodes:
+        if node.type in _CONST_TYPES:  # a shared constant may feed others; it then survives
+            continue
         for j in range(node.num_outputs):
             if (id(node), j) in out_anchors:
                 continue

@@ -233,6 +233,8 @@ class Matcher:
                 out_anchors.append((m.node_map[id(p)], idx))
         declared = {(id(n), i) for n, i in out_anchors}
         for t in m.node_map.values():
+            if t.type in _CONST:      # a shared constant may feed others; it then survives
+                continue
             for j in range(t.num_outputs):
                 if (id(t), j) in declared:
                     continue
