@@ -172,6 +172,9 @@ def _check_boundary(graph: Graph, inputs: list[list], outputs: list) -> tuple[li
 
 def _check_replacement(replacement: Graph, n_in: int, n_out: int) -> tuple[dict, list]:
     datas = [n for n in replacement.nodes if n.type == "Data"]
+    if len(datas) != n_in:
+        raise SpliceError(f"replacement has {len(datas)} Data nodes but the boundary has "
+                          f"{n_in} inputs")
     index_of = {}
     for d in datas:
         k = d.attr("index", 0)
@@ -179,9 +182,6 @@ def _check_replacement(replacement: Graph, n_in: int, n_out: int) -> tuple[dict,
             raise SpliceError(f"replacement Data {d.name} has index {k}; expected each of "
                               f"0..{n_in - 1} once")
         index_of[id(d)] = k
-    if len(datas) != n_in:
-        raise SpliceError(f"replacement has {len(datas)} Data nodes but the boundary has "
-                          f"{n_in} inputs")
     net = replacement.output_node()
     outs = [] if net is None else net.inputs()
     if len(outs) != n_out or any(e is None for e in outs):
