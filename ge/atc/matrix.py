@@ -77,7 +77,24 @@ def render() -> str:
     ])
 
 
+def update_file(path: str) -> bool:
+    """Replace the generated block in `path` (README.md, docs/atc.md); True if it changed."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    start, end = text.index(BEGIN_MARK), text.index(END_MARK) + len(END_MARK)
+    new = text[:start] + render() + text[end:]
+    if new != text:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(new)
+    return new != text
+
+
 def main() -> None:
+    """Print the matrix; with `--update FILE...` rewrite the generated block in each file."""
+    if sys.argv[1:2] == ["--update"]:
+        for path in sys.argv[2:]:
+            print(f"{path}: {'updated' if update_file(path) else 'current'}")
+        return
     sys.stdout.write(render() + "\n")
 
 

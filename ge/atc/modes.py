@@ -95,9 +95,13 @@ def model_info_lines(info: dict, cmdline: str) -> list[str]:
              "resource info: " + ", ".join(
                  f"{k}[{num(k)} B]" if k.endswith("size") else f"{k}[{num(k)}]"
                  for k in _INFO_RESOURCE) + "."]
-    if all(info.get(k) is None for k in _INFO_OM):
+    sizes = info.get("om_info_list")
+    if sizes is None:
         lines.append("om       info: attribute om_info_list not found in the model "
                      "(the model was built by an incompatible version).")
+    elif len(sizes) != len(_INFO_OM) - 1:
+        lines.append(f"om       info: attribute om_info_list has {len(sizes)} entries, "
+                     f"expected {len(_INFO_OM) - 1}.")
     else:
         lines.append("om       info: " + ", ".join(f"{k}[{num(k)} B]" for k in _INFO_OM) + ".")
     lines.append("============ Display Model Info end   ============")

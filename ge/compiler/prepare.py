@@ -23,6 +23,9 @@ BYPASS_OPS = frozenset({"Identity", "Dropout", "TensorMove"})
 # Do not fold into constants larger than this many bytes (keeps the OM small when a cheap op
 # would blow up a weight, e.g. Expand of a scalar).
 FOLD_LIMIT_BYTES = 64 << 20
+# Values known at compile time are carried through inference (Shape of a static tensor and the
+# small shape arithmetic after it) so that ops reading a shape input infer; only this small.
+VALUE_LIMIT_ELEMENTS = 1024
 
 
 def _subgraphs_of(graph: Graph, node: Node) -> list[Graph]:
@@ -31,15 +34,17 @@ def _subgraphs_of(graph: Graph, node: Node) -> list[Graph]:
 
 
 def infer_shapes(graph: Graph) -> None:
-    """Infer output descs of every node in topological order, subgraphs included."""
+    """Infer output descs of every node in topological order, subgraphs included.  Small
+    values computable at compile time (see `_infer_value`) feed the inference of their
+    consumers; the graph itself is not changed (folding is `fold_constants`)."""
+    values: dict = {}
     for node in graph.topo_order():
         if node.type == "Data":
             _sync_data(graph, node)
             continue
         opdef = ops.get(node.type)
         if opdef is None:
-            raise GeError("E13010", message=f"Op type [{node.type}] of node [{node.name}] "
-                          "is not registered")
+            raise GeError("E10501", {"opname": node.name, "optype": node.type})
         # Input descs mirror the producers' output descs.
         for i, edge in enumerate(node.inputs()):
             if edge is not None:
@@ -48,7 +53,49 @@ def infer_shapes(graph: Graph) -> None:
             _bind_subgraph_inputs(node, sub)
             infer_shapes(sub)
         if node.type != "NetOutput":
-            ops.infer_node(node)
+            ops.infer_node(node, values)
+            _infer_value(node, opdef, values)
+
+
+def _infer_value(node: Node, opdef, values: dict) -> None:
+    """Record the outputs of `node` in `values` when they are known at compile time: Shape
+    of a tensor with a static shape, or a registry kernel over small constant inputs."""
+    if node.type in NO_FOLD or opdef.kernel is None:
+        return
+    if node.type == "Shape":
+        shape = list(node.in_desc(0).shape)
+        if any(d < 0 for d in shape):  # unknown dim or unknown rank ([-2])
+            return
+        dtype = node.out_desc(0).data_type
+        values[(node.name, 0)] = np.array(shape, dtype=_numpy_dtype(dtype))
+        return
+    inputs = []
+    for i, edge in enumerate(node.inputs()):
+        if edge is None:
+            inputs.append(None)
+            continue
+        value = values.get((edge[0].name, edge[1]))
+        if value is None and edge[1] == 0:
+            value = const_value(edge[0])
+        if value is None or value.size > VALUE_LIMIT_ELEMENTS:
+            return
+        inputs.append(value)
+    if not any(v is not None for v in inputs):
+        return
+    try:
+        outputs = opdef.kernel(inputs, ops.resolved_attrs(opdef, node))
+    except Exception:  # noqa: BLE001 - a value we cannot compute is simply unknown
+        log.debug("no compile-time value for %s (%s)", node.name, node.type, exc_info=True)
+        return
+    for idx, out in enumerate(outputs):
+        arr = np.asarray(out)
+        if arr.size <= VALUE_LIMIT_ELEMENTS:
+            values[(node.name, idx)] = arr
+
+
+def _numpy_dtype(dtype):
+    from ge.graph.types import to_numpy_dtype
+    return to_numpy_dtype(dtype)
 
 
 def _sync_data(graph: Graph, node: Node) -> None:

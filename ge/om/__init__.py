@@ -5,7 +5,7 @@ Public API (docs/om.md):
     write_om(path, OmContent(...))      build_om(OmContent(...)) -> bytes
     read_om(path) -> OmFile             parse_om(bytes) -> OmFile
     om_to_json(path) -> str             pbtxt_to_json(path) -> str
-    om_info(path) -> dict               format_model_info(dict) -> str
+    om_info(path) -> dict
 
 Names are resolved lazily so that ge.graph.serialize can import ge.om.proto_schema without
 an import cycle through the writer.
@@ -19,7 +19,7 @@ _EXPORTS = {
     "TARGET_ATTR": "writer",
     "OmFile": "reader", "read_om": "reader", "parse_om": "reader",
     "om_to_json": "inspector", "pbtxt_to_json": "inspector", "om_info": "inspector",
-    "format_model_info": "inspector", "model_def_to_json": "inspector",
+    "model_def_to_json": "inspector",
     "extract_weights": "weights", "restore_weights": "weights",
     "PartitionType": "container", "OmHeader": "container", "Partition": "container",
     "TensorInfo": "container",

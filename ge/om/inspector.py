@@ -91,39 +91,21 @@ _STRING_FACTS = ("atc_cmdline", "atc_version", "soc_version", "framework_type")
 _INT_FACTS = ("memory_size", "weight_size", "stream_num", "event_num")
 
 
+# Names of the five om_info_list entries, as the model-info block prints them (§9.5).
+OM_INFO_KEYS = ("weight_data_size", "tbe_kernels_size", "cust_aicpu_kernel_store_size",
+                "task_info_size", "so_store_size")
+
+
 def om_info(path: str) -> dict:
     """The facts of the model-info block; missing numbers are -1, missing strings ""."""
     om = read_om(path)
     info: dict = {key: om.model_attr(key, "") for key in _STRING_FACTS}
     info.update({key: om.model_attr(key, -1) for key in _INT_FACTS})
     info["modeldef_size"] = om.partition_size(PartitionType.MODEL_DEF)
-    info["om_info_list"] = om.model_attr("om_info_list")
+    sizes = om.model_attr("om_info_list")
+    info["om_info_list"] = sizes
+    if sizes is not None and len(sizes) == len(OM_INFO_KEYS):
+        info.update(zip(OM_INFO_KEYS, sizes))
     info["target"] = om.model_attr("_pyatc_target", "")
     return info
 
-
-def format_model_info(info: dict) -> str:
-    """The stdout lines of the model-info block (spec/atc-cli.md §9.5), newline-terminated."""
-    lines = [
-        "============ Display Model Info start ============",
-        f"Original Atc command line: {info['atc_cmdline']}",
-        f"system   info: atc_version[{info['atc_version']}], soc_version[{info['soc_version']}]"
-        f", framework_type[{info['framework_type']}].",
-        f"resource info: memory_size[{info['memory_size']} B], weight_size"
-        f"[{info['weight_size']} B], stream_num[{info['stream_num']}], "
-        f"event_num[{info['event_num']}].",
-    ]
-    sizes = info.get("om_info_list")
-    if sizes is None:
-        lines.append("om       info: attribute om_info_list not found in the model "
-                     "(the OM was built by a different version).")
-    elif len(sizes) != 5:
-        lines.append(f"om       info: attribute om_info_list has {len(sizes)} entries, "
-                     "expected 5.")
-    else:
-        lines.append(
-            f"om       info: modeldef_size[{info['modeldef_size']} B], weight_data_size"
-            f"[{sizes[0]} B], tbe_kernels_size[{sizes[1]} B], cust_aicpu_kernel_store_size"
-            f"[{sizes[2]} B], task_info_size[{sizes[3]} B], so_store_size[{sizes[4]} B].")
-    lines.append("============ Display Model Info end   ============")
-    return "\n".join(lines) + "\n"

@@ -57,4 +57,5 @@ def om_info(om_path):
     return {"atc_cmdline": "atc --recorded", "atc_version": "0.1.0", "soc_version": "Ascend310",
             "framework_type": 5, "memory_size": 1024, "weight_size": 64, "stream_num": 1,
             "event_num": 0, "modeldef_size": 10, "weight_data_size": 64, "tbe_kernels_size": 0,
-            "cust_aicpu_kernel_store_size": 0, "task_info_size": 3, "so_store_size": 0}
+            "cust_aicpu_kernel_store_size": 0, "task_info_size": 3, "so_store_size": 0,
+            "om_info_list": [64, 0, 0, 3, 0]}

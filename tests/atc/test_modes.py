@@ -127,3 +127,22 @@ def test_keyboard_interrupt_is_a_failure(atc, work):
     assert run.rc == 255
     assert run.stdout == f"{START}\n{FAILED}\n\n"
     assert not (work / "out.om").exists()
+
+
+def test_model_info_lines_from_om_info_facts():
+    from ge.atc.modes import model_info_lines
+    info = {"atc_cmdline": "atc --x", "atc_version": "1", "soc_version": "S",
+            "framework_type": "Onnx", "memory_size": 10, "weight_size": -1, "stream_num": 1,
+            "event_num": 0, "modeldef_size": 5, "om_info_list": [1, 2, 3, 4, 0],
+            "weight_data_size": 1, "tbe_kernels_size": 2, "cust_aicpu_kernel_store_size": 3,
+            "task_info_size": 4, "so_store_size": 0}
+    lines = model_info_lines(info, "ignored")
+    assert lines[3] == ("resource info: memory_size[10 B], weight_size[-1 B], stream_num[1], "
+                        "event_num[0].")
+    assert lines[4] == ("om       info: modeldef_size[5 B], weight_data_size[1 B], "
+                        "tbe_kernels_size[2 B], cust_aicpu_kernel_store_size[3 B], "
+                        "task_info_size[4 B], so_store_size[0 B].")
+    info["om_info_list"] = [1, 2]
+    assert "has 2 entries" in model_info_lines(info, "")[4]
+    info["om_info_list"] = None
+    assert "om_info_list not found" in model_info_lines(info, "")[4]

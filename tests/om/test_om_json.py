@@ -7,7 +7,7 @@ import pytest
 
 from ge.errors import GeError
 from ge.graph import DumpFormat, Graph
-from ge.om import OmContent, format_model_info, om_info, om_to_json, pbtxt_to_json, write_om
+from ge.om import OmContent, om_info, om_to_json, pbtxt_to_json, write_om
 from ge.om.inspector import DROPPED_FIELDS
 
 from ._graphs import conv_net, every_attr_node, if_net
@@ -128,29 +128,14 @@ def test_om_to_json_rejects_non_om(tmp_path):
     assert err.value.code == "E10041"
 
 
-def test_model_info_block(om_path):
+def test_model_info_facts(om_path):
     info = om_info(om_path)
     assert info["memory_size"] == 1000 and info["stream_num"] == 1
-    text = format_model_info(info)
-    lines = text.splitlines()
-    assert lines[0] == "============ Display Model Info start ============"
-    assert lines[1] == "Original Atc command line: atc --mode=0 --model=m.onnx"
-    assert lines[2] == ("system   info: atc_version[8.0], soc_version[Ascend310], "
-                        "framework_type[Onnx].")
-    assert lines[3].startswith("resource info: memory_size[1000 B], weight_size[")
-    assert lines[4].startswith(f"om       info: modeldef_size[{info['modeldef_size']} B], ")
-    assert "tbe_kernels_size[18 B]" in lines[4]
-    assert lines[5] == "============ Display Model Info end   ============"
-
-
-def test_model_info_without_om_info_list():
-    info = {"atc_cmdline": "", "atc_version": "", "soc_version": "", "framework_type": "",
-            "memory_size": -1, "weight_size": -1, "stream_num": -1, "event_num": -1,
-            "modeldef_size": 10, "om_info_list": None}
-    assert "memory_size[-1 B]" in format_model_info(info)
-    assert "om_info_list not found" in format_model_info(info)
-    info["om_info_list"] = [1, 2]
-    assert "has 2 entries" in format_model_info(info)
+    assert (info["atc_cmdline"], info["atc_version"], info["soc_version"],
+            info["framework_type"]) == ("atc --mode=0 --model=m.onnx", "8.0", "Ascend310", "Onnx")
+    assert info["tbe_kernels_size"] == 18 and info["modeldef_size"] > 0
+    assert len(info["om_info_list"]) == 5
+    assert info["om_info_list"][0] == info["weight_data_size"]
 
 
 def test_model_without_graph_is_refused(tmp_path):
