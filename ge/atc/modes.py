@@ -135,9 +135,11 @@ def _mode_compile(state: RunState) -> None:
     options = build_options(state, state.check_report)
     for needed in ("compile_model_file", "save_om"):   # both before a long compile starts
         compiler_api(needed)
-    compiled = call_api("compile_model_file", state.get("model"), state.framework, options,
-                        weight_path=state.get("weight") or None)
     output = state.get("output")
+    # parsed models are named after the output file (atc-cli.md §9.1)
+    compiled = call_api("compile_model_file", state.get("model"), state.framework, options,
+                        weight_path=state.get("weight") or None,
+                        graph_name=os.path.basename(output) or None)
     if getattr(compiled, "host_platform_dependent", False):
         output += f"_{state.get('host_env_os')}_{state.get('host_env_cpu')}"
     path = output + OUTPUT_SUFFIX[state.mode]
@@ -179,7 +181,8 @@ def _mode_to_json(state: RunState) -> None:
     if state.framework == -1:
         text = call_api("om_to_json", om)
     elif state.get("dump_mode") == "1":
-        raise GeError("EP0001", {"feature": "--mode=1 --dump_mode=1 (JSON of the parsed graph)"})
+        text = call_api("inferred_graph_to_json", om, state.framework,
+                        build_options(state, state.check_report))
     else:
         text = call_api("model_to_json", om, state.framework)
     write_text_atomic(json_path, text)

@@ -22,11 +22,12 @@ class CompiledModel:
     warnings: list = field(default_factory=list)
 
 
-def load_model_file(model_path: str, framework: int, options: dict) -> Graph:
+def load_model_file(model_path: str, framework: int, options: dict,
+                    graph_name: str | None = None) -> Graph:
     """Parse a framework model file into a graph (ONNX, or AIR for framework 1)."""
     if framework == 5:
         from ge.parser.onnx import parse_onnx
-        graph = parse_onnx(model_path, options)
+        graph = parse_onnx(model_path, options, graph_name=graph_name)
     elif framework == 1:
         from ge.graph.serialize import load_air
         graph = load_air(model_path)
@@ -46,8 +47,11 @@ def build_graph(graph: Graph, options: dict, framework: int = 5) -> CompiledMode
 
 
 def compile_model_file(model_path: str, framework: int, options: dict,
-                       weight_path: str | None = None) -> CompiledModel:
-    graph = load_model_file(model_path, framework, options)
+                       weight_path: str | None = None,
+                       graph_name: str | None = None) -> CompiledModel:
+    """Parse and compile; `graph_name` names a parsed model's graph (ATC: the output's base
+    name).  `weight_path` is only meaningful for Caffe, which is refused before this."""
+    graph = load_model_file(model_path, framework, options, graph_name)
     return build_graph(graph, options, framework)
 
 
@@ -76,6 +80,19 @@ def model_to_json(model_path: str, framework: int) -> str:
         return air_to_json(model_path)
     raise GeError("EP0002", {"feature": f"--framework={framework}"},
                   message=f"--framework={framework} is not supported by this implementation.")
+
+
+def inferred_graph_to_json(model_path: str, framework: int, options: dict) -> str:
+    """Mode 1 with --dump_mode=1: the parsed graph after shape inference, as ModelDef JSON
+    (weights omitted, like the OM conversion)."""
+    from ge.graph import serialize as ser
+    from ge.om import extract_weights, model_def_to_json
+    from .prepare import infer_shapes
+    graph = load_model_file(model_path, framework, options)
+    infer_shapes(graph)
+    model_def = ser.graph_to_model_def(graph)
+    extract_weights(model_def)
+    return model_def_to_json(model_def)
 
 
 def pbtxt_to_json(path: str) -> str:

@@ -20,7 +20,7 @@ class CompiledModel:
     host_platform_dependent: bool = False
 
 
-def compile_model_file(model_path, framework, options, weight_path=None):
+def compile_model_file(model_path, framework, options, weight_path=None, graph_name=None):
     if os.environ.get("FAKE_API_LOG") == "1":
         logging.getLogger("ge.compiler").info("fake compile of %s", model_path)
     if os.environ.get("FAKE_API_INTERRUPT") == "1":
