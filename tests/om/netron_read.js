@@ -1,8 +1,9 @@
 // Open an OM file with Netron's own om.js under Node (no browser) and print what Netron sees.
 //
-// usage: node netron_read.js <netron package dir> <file.om>
+// usage: node netron_read.js <netron package dir> <file.om> [--sizes]
 // prints JSON: {format, graphs: [{name, nodes: [{name, type, inputs, outputs, control,
 //                                                attributes}], initializers: {name: [bytes]}}]}
+// (with --sizes each initializer is its byte count instead: for models with large weights)
 //
 // Netron's sources are ES modules without a package.json, so the few files om.js needs are
 // copied into a temporary folder that declares "type": "module" (spec/om-format.md §10).
@@ -16,7 +17,8 @@ const url = require('url');
 const FILES = ['om.js', 'om-proto.js', 'om-metadata.json', 'base.js', 'protobuf.js', 'text.js'];
 
 async function main() {
-    const [netronDir, omPath] = process.argv.slice(2);
+    const [netronDir, omPath, option] = process.argv.slice(2);
+    const sizesOnly = option === '--sizes';
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'netron-om-'));
     try {
         for (const name of FILES) {
@@ -56,7 +58,7 @@ async function main() {
                     for (const value of arg.value) {
                         if (value.initializer) {
                             const data = value.initializer.values;
-                            initializers.set(value.name, data ? Array.from(data) : null);
+                            initializers.set(value.name, !data ? null : sizesOnly ? data.length : Array.from(data));
                         }
                     }
                 }
