@@ -1,0 +1,74 @@
+"""`python3 -m ge.runtime --model m.om --input a.npy,b.bin --output DIR` (msame style).
+
+Writes DIR/output_0.npy, ... (or .bin / .txt with --outfmt) and prints one summary line per
+output and the mean latency.  Any failure prints one coded `[ERROR]` line and exits 255.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+
+from ._args import Opt, help_text, parse
+from ._cli import EXIT_OK, guarded
+from ._errors import BAD_INPUT, error
+
+OPTIONS = (
+    Opt("model", "the OM file to run", required=True),
+    Opt("input", "comma-separated input files in model input order: .npy (checked against the "
+                 "model) or raw bytes (.bin; shape and dtype from the model); omit for zeros"),
+    Opt("output", "directory for output_<i>.<fmt>; omit to write nothing"),
+    Opt("outfmt", "NPY, BIN or TXT", "NPY"),
+    Opt("loop", "run the model this many times (latency is the mean)", 1, int),
+    Opt("help", "print this text", False, bool),
+)
+
+
+def main(argv: list) -> int:
+    if "--help" in argv or "-h" in argv:
+        print(help_text("python3 -m ge.runtime", __doc__.strip().splitlines()[0], OPTIONS))
+        return EXIT_OK
+    args = parse(argv, OPTIONS)
+    from . import load
+    from ._io import OUTPUT_FORMATS, read_input, write_outputs
+    import numpy as np
+    fmt = args["outfmt"].upper()
+    if fmt not in OUTPUT_FORMATS:
+        raise error("E10001", f"Value {args['outfmt']} for --outfmt is invalid; allowed: "
+                              f"{', '.join(OUTPUT_FORMATS)}.", parameter="outfmt")
+    if not 1 <= args["loop"] <= 1_000_000:
+        raise error("E10001", "Value for --loop must be between 1 and 1000000.",
+                    parameter="loop")
+    model = load(args["model"])
+    files = [f for f in (args["input"] or "").split(",") if f]
+    if files and len(files) != len(model.inputs):
+        raise error(BAD_INPUT, f"The model has {len(model.inputs)} input(s) "
+                               f"({', '.join(s.name for s in model.inputs)}); {len(files)} "
+                               f"file(s) given.", expected=len(model.inputs))
+    if files:
+        inputs = [read_input(path, spec) for path, spec in zip(files, model.inputs)]
+    else:
+        inputs = [np.zeros(s.shape, s.dtype) for s in model.inputs]
+    start = time.perf_counter()
+    for _ in range(args["loop"]):
+        outputs = model.run(inputs)
+    elapsed = (time.perf_counter() - start) / args["loop"]
+    paths = write_outputs(args["output"], outputs, fmt) if args["output"] else [""] * len(outputs)
+    for spec, value, path in zip(model.outputs, outputs, paths):
+        where = f" -> {path}" if path else ""
+        print(f"output {spec.index} {spec.name}: {value.dtype} {list(value.shape)}{where}")
+    print(f"Inference average time: {elapsed * 1000:.3f} ms")
+    model.close()
+    return EXIT_OK
+
+
+def _configure_logging() -> None:
+    level = os.environ.get("GE_RUNTIME_LOG", "").upper()
+    logging.basicConfig(level=getattr(logging, level, logging.WARNING), stream=sys.stderr,
+                        format="[%(levelname)s] %(name)s: %(message)s")
+
+
+if __name__ == "__main__":
+    _configure_logging()
+    sys.exit(guarded(main, sys.argv[1:]))

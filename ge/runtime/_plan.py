@@ -1,0 +1,319 @@
+"""OM -> execution plan: every executable op of every graph bound to its buffers.
+
+Reads only what docs/memory-plan.md and docs/kernel-abi.md define: the model attributes
+`task_gen_base_addr`, `task_gen_weight_addr`, `memory_size`; per op `input_i`, `output_i`,
+`workspace`, `workspace_bytes`, `input_desc`/`output_desc` (dense row-major tensors), `id`
+(execution order); `_kernelname` / `_kernel_sha256` for compiled kernels (TBE_KERNELS items);
+TASK_INFO's kernel tasks (kernel_type TE = compiled kernel, anything else = the op's reference
+kernel from ge.ops, the AiCpu engine).  Every address and size is checked against its space
+before a view is made, so a damaged or lying OM fails with a coded error instead of reading
+outside a buffer or allocating without bound.  The OM is never modified.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from ge.graph.types import DataType, to_numpy_dtype
+from ._errors import BAD_PLAN, TARGET_MISMATCH, UNSUPPORTED_OP, error
+
+__all__ = ["TensorSpec", "Step", "GraphPlan", "Plan", "build_plan", "check_target",
+           "ALIGN", "MAX_ARENA_BYTES"]
+
+ALIGN = 64
+NO_EXEC_OPS = frozenset({"Data", "Const", "Constant", "FileConstant", "NetOutput"})
+SUBGRAPH_OPS = frozenset({"If", "PartitionedCall"})
+KERNEL_TYPE_TE = 2          # domi ccKernelType TE: a compiled kernel from TBE_KERNELS
+ATTR_KERNEL_NAME = "_kernelname"
+ATTR_KERNEL_SHA256 = "_kernel_sha256"
+ATTR_SUBGRAPH_IR_NAMES = "_subgraph_ir_names"
+ATTR_PARENT_INDEX = "_parent_node_index"
+ATTR_ORIGIN = "_datadump_original_op_names"
+
+
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 36
+
+
+# The arena is refused past this size (the machine could not hold it anyway).
+MAX_ARENA_BYTES = min(_physical_memory(), 1 << 40)
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A model input or output as the user sees it."""
+    name: str
+    shape: tuple
+    dtype: np.dtype
+    index: int
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+@dataclass
+class Step:
+    """One executable op bound to its buffers."""
+    name: str
+    type: str
+    graph: str
+    origin: list                   # _datadump_original_op_names
+    inputs: list                   # np.ndarray view (None = absent optional input)
+    outputs: list                  # np.ndarray views into the arena
+    kernel_name: str = ""          # compiled kernel ("" = reference kernel)
+    call: Optional[Callable] = None   # bound at load: runs the op (set by the model)
+    attrs: dict = field(default_factory=dict)
+    subgraphs: dict = field(default_factory=dict)   # IR name -> GraphPlan (If branches)
+    c_args: tuple = ()             # (in ptr array, out ptr array, workspace ptr) for kernels
+
+
+@dataclass
+class GraphPlan:
+    name: str
+    steps: list = field(default_factory=list)
+    data: list = field(default_factory=list)       # (TensorSpec, view, parent index or None)
+    outputs: list = field(default_factory=list)    # (TensorSpec, view, parent index or None)
+
+
+@dataclass
+class Plan:
+    root: GraphPlan
+    graphs: dict                   # name -> GraphPlan
+    arena: np.ndarray
+    weights: np.ndarray
+    arena_base: int
+    weight_base: int
+
+
+def _attr(op, key, default=None):
+    if key not in op.attr:
+        return default
+    a = op.attr[key]
+    which = a.WhichOneof("value")
+    if which == "s":
+        return a.s.decode("utf-8", "replace")
+    if which == "i":
+        return int(a.i)
+    if which == "list":
+        return [x.decode("utf-8", "replace") for x in a.list.s] or list(a.list.i)
+    return default
+
+
+def check_target(om, source: str) -> None:
+    """Refuse an OM built for another host (or for no host target at all)."""
+    from ge.om import TARGET_ATTR, host_target
+    os_name, cpu = host_target()
+    want = f"host-{os_name}-{cpu}"
+    got = om.model_attr(TARGET_ATTR)
+    if got is None:
+        raise error(TARGET_MISMATCH, f"Model {source} has no host target attribute "
+                                     f"({TARGET_ATTR}); it was not built for a host CPU and "
+                                     f"cannot run here (host is {want}).", file=source)
+    if got != want:
+        raise error(TARGET_MISMATCH, f"Model {source} was built for {got}; this host is "
+                                     f"{want}.", file=source, target=got, host=want)
+    env_os, env_cpu = om.model_attr("host_env_os"), om.model_attr("host_env_cpu")
+    if (env_os not in (None, os_name)) or (env_cpu not in (None, cpu)):
+        raise error(TARGET_MISMATCH, f"Model {source} was built for host_env_os={env_os}, "
+                                     f"host_env_cpu={env_cpu}; this host is {os_name} {cpu}.",
+                    file=source)
+
+
+class _Spaces:
+    """Logical address -> checked numpy view, for the arena and the weights."""
+
+    def __init__(self, om, source: str):
+        self.source = source
+        md = om.model_def
+        self.base = _model_int(om, "task_gen_base_addr", 0)
+        self.wbase = _model_int(om, "task_gen_weight_addr", 1 << 40)
+        size = _model_int(om, "memory_size", 0)
+        if om.task_def is not None and om.task_def.memory_size and not size:
+            size = int(om.task_def.memory_size)
+        if size < 0 or size > MAX_ARENA_BYTES:
+            raise error(BAD_PLAN, f"Model {source} asks for {size} bytes of feature-map memory; "
+                                  f"the limit on this host is {MAX_ARENA_BYTES}.", file=source)
+        self.memory_size = size
+        self.arena = _aligned_zeros(size)
+        raw = om.weights or b""
+        self.weights = _aligned_zeros(len(raw))
+        self.weights[:] = np.frombuffer(raw, dtype=np.uint8)
+        self.weights.setflags(write=False)
+        del md
+
+    def view(self, addr: int, td, what: str, writable: bool) -> np.ndarray:
+        shape = tuple(int(d) for d in td.shape.dim)
+        dtype = _np_dtype(td.dtype, what, self.source)
+        if any(d < 0 for d in shape):
+            raise error(BAD_PLAN, f"{what} has a dynamic or negative shape {list(shape)}; this "
+                                  f"runtime executes static shapes only.", file=self.source)
+        nbytes = dtype.itemsize
+        for d in shape:
+            nbytes *= d
+            if nbytes > (1 << 48):
+                raise error(BAD_PLAN, f"{what} shape {list(shape)} is impossibly large.",
+                            file=self.source)
+        if self.base <= addr and addr + nbytes <= self.base + self.memory_size:
+            buf, off = self.arena, addr - self.base
+        elif self.wbase <= addr and addr + nbytes <= self.wbase + self.weights.size \
+                and not writable:
+            buf, off = self.weights, addr - self.wbase
+        else:
+            space = "feature-map" if writable else "feature-map or weights"
+            raise error(BAD_PLAN, f"{what} at address {addr} ({nbytes} bytes) lies outside the "
+                                  f"model's {space} memory.", file=self.source)
+        return buf[off:off + nbytes].view(dtype).reshape(shape)
+
+    def address(self, view: np.ndarray) -> int:
+        return view.__array_interface__["data"][0]
+
+
+def _aligned_zeros(size: int) -> np.ndarray:
+    raw = np.zeros(size + ALIGN, dtype=np.uint8)
+    skip = (-raw.ctypes.data) % ALIGN
+    return raw[skip:skip + size]
+
+
+def _model_int(om, key: str, default: int) -> int:
+    value = om.model_attr(key)
+    try:
+        return int(value) if value is not None else default
+    except (TypeError, ValueError):
+        return default
+
+
+def _np_dtype(proto_dtype: int, what: str, source: str) -> np.dtype:
+    from ge.graph.serialize import from_proto_dtype
+    dt = from_proto_dtype(int(proto_dtype))
+    if dt == DataType.DT_BF16:
+        return np.dtype(np.uint16)   # raw bits; only compiled kernels compute on it
+    try:
+        dtype = to_numpy_dtype(dt)
+    except (TypeError, ValueError):
+        dtype = None
+    if dtype is None or dtype == np.object_:
+        raise error(UNSUPPORTED_OP, f"{what} has data type {dt.name}, which has no host "
+                                    f"buffer representation.", file=source)
+    return dtype
+
+
+def _op_attrs(op) -> dict:
+    from ge.graph.serialize import attr_from_proto
+    return {k: attr_from_proto(op.attr[k]) for k in op.attr}
+
+
+def _graph_plan(gd, spaces: _Spaces, tasks: dict, graph_index: int, source: str,
+                out_names: list) -> GraphPlan:
+    plan = GraphPlan(gd.name)
+    for op in sorted(gd.op, key=lambda o: o.id):
+        what = f"op {op.name} ({op.type})"
+        if op.type in ("Const", "Constant", "FileConstant"):
+            continue
+        if op.type == "Data":
+            if len(op.output_i) < 1 or len(op.output_desc) < 1:
+                raise error(BAD_PLAN, f"Data {op.name} has no output address.", file=source)
+            view = spaces.view(op.output_i[0], op.output_desc[0], f"input {op.name}", True)
+            spec = TensorSpec(op.name, view.shape, view.dtype, int(_attr(op, "index", 0)))
+            plan.data.append((spec, view, _attr(op, ATTR_PARENT_INDEX)))
+            continue
+        inputs = _bind_inputs(op, spaces, what, source)
+        if op.type == "NetOutput":
+            for k, v in enumerate(inputs):
+                if v is None:
+                    raise error(BAD_PLAN, f"Graph output {k} of {gd.name} has no address.",
+                                file=source)
+                name = op.input_desc[k].name or (out_names[k] if k < len(out_names) else "")
+                name = name or f"output_{k}"
+                parent = None
+                if k < len(op.input_desc) and ATTR_PARENT_INDEX in op.input_desc[k].attr:
+                    parent = int(op.input_desc[k].attr[ATTR_PARENT_INDEX].i)
+                plan.outputs.append((TensorSpec(name, v.shape, v.dtype, k), v, parent))
+            continue
+        outputs = []
+        for k, addr in enumerate(op.output_i):
+            if k >= len(op.output_desc) or addr < 0:
+                raise error(BAD_PLAN, f"Output {k} of {what} has no feature-map address.",
+                            file=source)
+            outputs.append(spaces.view(addr, op.output_desc[k], f"output {k} of {what}", True))
+        if len(outputs) != len(op.output_desc):
+            raise error(BAD_PLAN, f"{what} has {len(op.output_desc)} outputs but "
+                                  f"{len(op.output_i)} output addresses.", file=source)
+        task = tasks.get((graph_index, op.id))
+        kernel_name = ""
+        if task is not None and task.kernel.context.kernel_type == KERNEL_TYPE_TE:
+            kernel_name = task.kernel.kernel_name or _attr(op, ATTR_KERNEL_NAME, "")
+        step = Step(op.name, op.type, gd.name, list(_attr(op, ATTR_ORIGIN, []) or []),
+                    inputs, outputs, kernel_name=kernel_name, attrs=_op_attrs(op))
+        if kernel_name:
+            ws = [(a, b) for a, b in zip(op.workspace, op.workspace_bytes)]
+            step.attrs["__workspace__"] = ws
+            for a, b in ws:
+                spaces.view(a, _bytes_desc(b), f"workspace of {what}", True)
+        plan.steps.append(step)
+    return plan
+
+
+def _bytes_desc(n: int):
+    from ge.om import TensorDescriptor
+    td = TensorDescriptor()
+    td.dtype = 4   # DT_UINT8 in the proto numbering
+    td.shape.dim.append(int(n))
+    return td
+
+
+def _bind_inputs(op, spaces: _Spaces, what: str, source: str) -> list:
+    inputs = []
+    for k, addr in enumerate(op.input_i):
+        if addr < 0:
+            inputs.append(None)
+            continue
+        if k >= len(op.input_desc):
+            raise error(BAD_PLAN, f"Input {k} of {what} has an address but no description.",
+                        file=source)
+        inputs.append(spaces.view(addr, op.input_desc[k], f"input {k} of {what}", False))
+    return inputs
+
+
+def build_plan(om, source: str) -> Plan:
+    if not om.model_def.graph:
+        raise error(BAD_PLAN, f"Model {source} has no graph.", file=source)
+    spaces = _Spaces(om, source)
+    tasks = {}
+    if om.task_def is not None:
+        for t in om.task_def.task:
+            tasks[(int(t.kernel.context.op_id), int(t.kernel.context.op_index))] = t
+    graphs = {}
+    inout = om.inout or {}
+    out_names = [t.name for t in inout.get("outputs", ())]
+    for index, gd in enumerate(om.model_def.graph):
+        graphs[gd.name] = _graph_plan(gd, spaces, tasks, index, source,
+                                      out_names if index == 0 else [])
+    _attach_subgraphs(om.model_def, graphs, source)
+    root = graphs[om.model_def.graph[0].name]
+    root.data.sort(key=lambda d: d[0].index)
+    return Plan(root, graphs, spaces.arena, spaces.weights, spaces.base, spaces.wbase)
+
+
+def _attach_subgraphs(model_def, graphs: dict, source: str) -> None:
+    for gd in model_def.graph:
+        by_name = {s.name: s for s in graphs[gd.name].steps}
+        for op in gd.op:
+            if not op.subgraph_name:
+                continue
+            ir_names = _attr(op, ATTR_SUBGRAPH_IR_NAMES, []) or []
+            step = by_name.get(op.name)
+            if step is None:
+                continue
+            for k, inst in enumerate(op.subgraph_name):
+                if inst not in graphs:
+                    raise error(BAD_PLAN, f"Op {op.name} ({op.type}) names subgraph {inst}, "
+                                          f"which the model does not contain.", file=source)
+                ir = ir_names[k] if k < len(ir_names) else f"subgraph_{k}"
+                step.subgraphs[ir] = graphs[inst]

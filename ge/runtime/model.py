@@ -1,0 +1,264 @@
+"""`ge.runtime.load(path) -> Model`: an OM of ours executed on the host.
+
+    model = ge.runtime.load("net.om")
+    model.inputs, model.outputs          # [TensorSpec(name, shape, dtype, index)]
+    outs = model.run([x])                # or run({"x": x}); list of new arrays
+    outs, seen = model.run([x], capture=True)   # seen[op name] = [output arrays]
+
+Loading checks the container (ge.om.read_om), the host target, the memory plan and the kernel
+bytes; running copies the inputs into the arena, runs every op in OpDef.id order with its
+compiled kernel (cffi) or its ge.ops reference kernel (the AiCpu engine) and copies the graph
+outputs out.  One Model is not re-entrant: run() from one thread at a time.
+"""
+from __future__ import annotations
+
+import os
+from typing import Union
+
+import numpy as np
+
+from ge.errors import GeError
+from ._errors import BAD_INPUT, EXEC_FAILED, FILE_OPEN, INVALID_OM, UNSUPPORTED_OP, error
+from ._kernels import KernelLibrary
+from ._plan import SUBGRAPH_OPS, GraphPlan, Plan, Step, TensorSpec, build_plan, check_target
+
+__all__ = ["Model", "load", "TensorSpec"]
+
+
+def load(path: str, *, check_host: bool = True) -> "Model":
+    """Load an OM written by our compiler for this host."""
+    from ge.om import read_om
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise error(FILE_OPEN, f"Failed to open file {path}. Reason: "
+                               f"{'it is a directory' if os.path.isdir(path) else 'no such file'}.",
+                    file=path)
+    try:
+        om = read_om(path)
+    except GeError:
+        raise
+    except OSError as e:
+        raise error(FILE_OPEN, f"Failed to open file {path}. Reason: {e.strerror}.",
+                    file=path) from None
+    except (ValueError, TypeError, KeyError, IndexError) as e:
+        raise error(INVALID_OM, f"Failed to load the model from {path}: {e}",
+                    file=path) from None
+    if check_host:
+        check_target(om, path)
+    return Model(om, path)
+
+
+class Model:
+    def __init__(self, om, source: str = "<memory>"):
+        self.source = source
+        self.name = om.model_def.name
+        self._plan: Plan = build_plan(om, source)
+        self._kernels = KernelLibrary(list(om.kernels or ()))
+        try:
+            for graph in self._plan.graphs.values():
+                for step in graph.steps:
+                    self._bind(step, om)
+        except BaseException:
+            self._kernels.close()
+            raise
+        self.inputs = [spec for spec, _, _ in self._plan.root.data]
+        self.outputs = [spec for spec, _, _ in self._plan.root.outputs]
+        self.engines = {s.name: ("AiCore" if s.kernel_name else "AiCpu")
+                        for g in self._plan.graphs.values() for s in g.steps}
+
+    # -- loading ---------------------------------------------------------------------------
+    def _bind(self, step: Step, om) -> None:
+        if step.kernel_name:
+            self._bind_kernel(step)
+        elif step.type in SUBGRAPH_OPS:
+            step.call = _subgraph_runner(step, self)
+        else:
+            step.call = _reference_runner(step, self.source)
+
+    def _bind_kernel(self, step: Step) -> None:
+        sha = step.attrs.get("_kernel_sha256", (None, ""))[1]
+        fn = self._kernels.function(step.kernel_name, sha, step.name)
+        ffi = self._kernels.ffi
+        keep = [v for v in step.inputs if v is not None] + list(step.outputs)
+
+        def ptr(view):
+            return ffi.NULL if view is None else ffi.cast("void *", _addr(view))
+        ins = ffi.new("void *[]", [ptr(v) for v in step.inputs] or [ffi.NULL])
+        outs = ffi.new("void *[]", [ptr(v) for v in step.outputs] or [ffi.NULL])
+        ws_list = step.attrs.get("__workspace__") or []
+        if ws_list:
+            base = _addr(self._plan.arena) - self._plan.arena_base
+            ws = ffi.cast("void *", base + int(ws_list[0][0]))
+        else:
+            scratch = np.zeros(64, dtype=np.uint8)
+            keep.append(scratch)
+            ws = ffi.cast("void *", _addr(scratch))
+        step.c_args = (ins, outs, ws, keep)
+        name, kernel = step.name, step.kernel_name
+
+        def call(_step):
+            rc = fn(ins, outs, ws)
+            if rc != 0:
+                raise error(EXEC_FAILED, f"Kernel {kernel} of op {name} returned status {rc}.",
+                            opname=name)
+        step.call = call
+
+    # -- running ---------------------------------------------------------------------------
+    def run(self, inputs: Union[list, tuple, dict], *, capture: bool = False):
+        feeds = self._check_inputs(inputs)
+        seen: dict = {} if capture else None
+        outs = _run_graph(self._plan.root, feeds, seen)
+        return (outs, seen) if capture else outs
+
+    def _check_inputs(self, inputs) -> list:
+        specs = self.inputs
+        if isinstance(inputs, dict):
+            unknown = [k for k in inputs if k not in {s.name for s in specs}]
+            if unknown:
+                raise error(BAD_INPUT, f"Unknown model input {unknown[0]!r}; the model inputs "
+                                       f"are {', '.join(s.name for s in specs)}.",
+                            input=unknown[0])
+            missing = [s.name for s in specs if s.name not in inputs]
+            if missing:
+                raise error(BAD_INPUT, f"No value given for model input {missing[0]!r}.",
+                            input=missing[0])
+            arrays = [inputs[s.name] for s in specs]
+        elif isinstance(inputs, (list, tuple)):
+            if len(inputs) != len(specs):
+                raise error(BAD_INPUT, f"The model has {len(specs)} input(s) "
+                                       f"({', '.join(s.name for s in specs)}); "
+                                       f"{len(inputs)} given.", expected=len(specs))
+            arrays = list(inputs)
+        else:
+            raise error(BAD_INPUT, f"Inputs must be a list or a dict of numpy arrays, not "
+                                   f"{type(inputs).__name__}.")
+        out = []
+        for spec, value in zip(specs, arrays):
+            if not isinstance(value, np.ndarray):
+                value = np.asarray(value)
+            if value.dtype != spec.dtype:
+                raise error(BAD_INPUT, f"Input {spec.name} must have dtype {spec.dtype}, "
+                                       f"got {value.dtype}.", input=spec.name)
+            if tuple(value.shape) != tuple(spec.shape):
+                raise error(BAD_INPUT, f"Input {spec.name} must have shape {list(spec.shape)}, "
+                                       f"got {list(value.shape)}.", input=spec.name)
+            out.append(value)
+        return out
+
+    def close(self) -> None:
+        self._kernels.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        kernels = getattr(self, "_kernels", None)
+        if kernels is not None:
+            kernels.close()
+
+
+def _addr(view: np.ndarray) -> int:
+    return view.__array_interface__["data"][0]
+
+
+def _run_graph(graph: GraphPlan, feeds: list, seen) -> list:
+    for (spec, view, _), value in zip(graph.data, feeds):
+        np.copyto(view, np.asarray(value).reshape(view.shape), casting="unsafe")
+    for step in graph.steps:
+        step.call(step) if step.call is not None else None
+        if seen is not None:
+            seen[step.name] = [o.copy() for o in step.outputs]
+    return [view.copy() for _, view, _ in graph.outputs]
+
+
+def _reference_runner(step: Step, source: str):
+    from ge import ops
+    opdef = ops.get(step.type)
+    if opdef is None or opdef.kernel is None:
+        raise error(UNSUPPORTED_OP, f"Op {step.name} ({step.type}) cannot be executed: it has "
+                                    f"no compiled kernel in the model and "
+                                    f"{'no reference kernel' if opdef else 'is not a known op'} "
+                                    f"in ge.ops.", opname=step.name, optype=step.type)
+    attrs = _resolved(opdef, step)
+    kernel = opdef.kernel
+
+    def call(_step):
+        try:
+            results = kernel(list(step.inputs), attrs)
+        except GeError:
+            raise
+        except (ValueError, TypeError, IndexError, KeyError, ArithmeticError) as e:
+            raise error(EXEC_FAILED, f"Op {step.name} ({step.type}) failed in its reference "
+                                     f"kernel: {type(e).__name__}: {e}",
+                        opname=step.name) from None
+        _store(step, results)
+    return call
+
+
+def _store(step: Step, results) -> None:
+    if len(results) < len(step.outputs):
+        raise error(EXEC_FAILED, f"Op {step.name} ({step.type}) produced {len(results)} "
+                                 f"outputs; the model expects {len(step.outputs)}.",
+                    opname=step.name)
+    for k, (view, value) in enumerate(zip(step.outputs, results)):
+        value = np.asarray(value)
+        if value.shape != view.shape:
+            if value.size != view.size:
+                raise error(EXEC_FAILED, f"Output {k} of op {step.name} ({step.type}) has "
+                                         f"shape {list(value.shape)}; the model planned "
+                                         f"{list(view.shape)}.", opname=step.name)
+            value = value.reshape(view.shape)
+        np.copyto(view, value, casting="unsafe")
+
+
+class _Attrs:
+    """What ge.ops.resolved_attrs reads of a node, over the OpDef proto's attributes."""
+
+    def __init__(self, name: str, attrs: dict):
+        self.name, self._attrs = name, attrs
+
+    def has_attr(self, key):
+        return key in self._attrs
+
+    def attr(self, key, default=None):
+        return self._attrs[key][1] if key in self._attrs else default
+
+    def attr_items(self):
+        return [(k, kind, v) for k, (kind, v) in self._attrs.items()]
+
+
+def _resolved(opdef, step: Step) -> dict:
+    from ge import ops
+    plain = {k: v for k, v in step.attrs.items() if not k.startswith("__")}
+    return ops.resolved_attrs(opdef, _Attrs(step.name, plain))
+
+
+def _subgraph_runner(step: Step, model: Model):
+    """If: run the chosen branch; PartitionedCall: run `f`.  Parent inputs reach the branch
+    Data nodes by copy (`_parent_node_index`), branch outputs are copied into the parent's."""
+    def run_branch(branch: GraphPlan, offset: int):
+        feeds = []
+        for spec, view, parent in branch.data:
+            p = int(parent) if parent is not None else spec.index + offset
+            if not 0 <= p < len(step.inputs) or step.inputs[p] is None:
+                raise error(EXEC_FAILED, f"Subgraph {branch.name} of op {step.name} reads "
+                                         f"parent input {p}, which is not connected.",
+                            opname=step.name)
+            feeds.append(step.inputs[p])
+        return _run_graph(branch, feeds, None)
+
+    def call(_step):
+        if step.type == "If":
+            cond = bool(np.asarray(step.inputs[0]).reshape(-1)[0])
+            branch = step.subgraphs.get("then_branch" if cond else "else_branch")
+            offset = 1
+        else:
+            branch, offset = step.subgraphs.get("f"), 0
+        if branch is None:
+            raise error(UNSUPPORTED_OP, f"Op {step.name} ({step.type}) has no attached "
+                                        f"subgraph to run.", opname=step.name)
+        _store(step, run_branch(branch, offset))
+    return call
