@@ -13,7 +13,7 @@ import time
 from ge.compiler.cache import KernelCache, resolve
 from ge.compiler.cache.evict import LOCK_NAME, evict
 from ge.compiler.cache.store import entry_mtime, lookup
-from helpers import KB, fake_entry
+from cache_helpers import KB, fake_entry
 
 NOW = 1_000_000_000.0
 HOUR = 3600

@@ -8,7 +8,7 @@ import ge.errors
 from ge.compiler.cache.store import lookup
 from ge.compiler.opcompile import compile_ops
 from ge.errors import GeError
-from helpers import final_entries, relu_graph, soc_dir
+from cache_helpers import final_entries, relu_graph, soc_dir
 
 
 @pytest.fixture(autouse=True)

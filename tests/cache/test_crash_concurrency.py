@@ -16,7 +16,7 @@ import pytest
 
 from ge.compiler.cache.faults import ENV, PUBLISH_STEPS
 from ge.compiler.cache.store import lookup
-from helpers import final_entries, run_worker, soc_dir, temporaries, worker_argv
+from cache_helpers import final_entries, run_worker, soc_dir, temporaries, worker_argv
 
 N = 3
 

@@ -7,7 +7,7 @@ import numpy as np
 from ge.compiler.engines import place_engines
 from ge.compiler.opcompile import compile_ops
 from ge.compiler.opcompile.hostcall import load_kernel
-from graphs import conv_relu_graph
+from opcompile_graphs import conv_relu_graph
 
 
 def _compile(tmp_path, monkeypatch, jobs, mode="enable", name="c"):

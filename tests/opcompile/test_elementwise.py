@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from ge.compiler.opcompile.gen_elementwise import ELEMENTWISE
-from conftest import check_op
+from kernel_check import check_op
 
 F32 = np.float32
 UNARY = sorted(op for op, row in ELEMENTWISE.items() if row.arity == 1)
@@ -66,7 +66,7 @@ def test_accumulate_n(rng):
 
 def test_non_fp32_is_refused(rng):
     from ge.compiler.opcompile.generators import check_supported
-    from conftest import make_sig
+    from kernel_check import make_sig
     a = np.ones((2, 2), np.float16)
     reason = check_supported(make_sig("Add", [a, a], [a], {}))
     assert reason and "DT_FLOAT16" in reason

@@ -6,7 +6,7 @@ from ge.compiler.engines import (ATTR_ENGINE, ATTR_KERNEL_LIB, ATTR_OP_KERNEL_LI
                                  excluded_engines, place_engines)
 from ge.errors import GeError
 from ge.graph.types import DataType
-from graphs import conv_relu_graph
+from opcompile_graphs import conv_relu_graph
 
 
 def engines_of(g):

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from conftest import check_op
+from kernel_check import check_op
 
 F32 = np.float32
 TOL = dict(rtol=1e-4, atol=1e-4)
@@ -66,7 +66,7 @@ def test_conv2d(xs, ws, st, pads, dil, groups, bias, rng):
 
 def test_conv2d_nhwc_is_refused(rng):
     from ge.compiler.opcompile.generators import check_supported
-    from conftest import make_sig
+    from kernel_check import make_sig
     x, w = np.ones((1, 4, 4, 3), F32), np.ones((2, 3, 1, 1), F32)
     sig = make_sig("Conv2D", [x, w], [np.ones((1, 4, 4, 2), F32)],
                    {"strides": [1, 1, 1, 1], "pads": [0, 0, 0, 0], "data_format": "NHWC"})

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from conftest import check_op
+from kernel_check import check_op
 
 F32 = np.float32
 I64 = np.int64

@@ -155,7 +155,8 @@ def size_limits(ini_text: Optional[str], env: Mapping[str, str], ini_path: str =
     else the defaults 500 MB / 50 %.  Invalid values warn and fall through."""
     if ini_text is not None:
         section = parse_ini(ini_text).get(INI_SECTION, {})
-        raw_max, raw_ratio = section.get("max_op_cache_size"), section.get("remain_cache_size_ratio")
+        raw_max = section.get("max_op_cache_size")
+        raw_ratio = section.get("remain_cache_size_ratio")
         if raw_max is not None or raw_ratio is not None:
             mx = _int_or_none(raw_max) if raw_max is not None else None
             rt = _int_or_none(raw_ratio) if raw_ratio is not None else None

@@ -138,7 +138,8 @@ def kernel_file(sig, family: str, version: int, decls: list, body: list,
                 blas: bool = False, helpers: list = ()) -> str:
     """The whole translation unit of one kernel (ABI version 1, docs/kernel-abi.md)."""
     head = [
-        f"/* ge kernel: {family} generator v{version}, op {sig.op_type}. Generated; do not edit. */",
+        f"/* ge kernel: {family} generator v{version}, op {sig.op_type}. "
+        "Generated; do not edit. */",
         "#include <stddef.h>", "#include <stdint.h>", "#include <string.h>", "#include <math.h>",
     ]
     if blas:

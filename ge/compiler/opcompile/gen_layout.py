@@ -4,7 +4,7 @@ not limited to fp32.  Axes, perms, offsets and steps come from attributes or con
 """
 from __future__ import annotations
 
-from .cgen import (C_TYPE, ELEM_SIZE, KernelSource, Unsupported, coalesce, io_decls,
+from .cgen import (C_TYPE, ELEM_SIZE, KernelSource, Unsupported, coalesce,
                    kernel_file, loop_nest, numel, offset_expr, strides_of)
 
 __all__ = ["LAYOUT_OPS", "VERSION", "render_layout"]

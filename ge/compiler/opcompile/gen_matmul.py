@@ -7,7 +7,7 @@ sgemm per image and group; 1x1/stride-1/no-pad convolutions skip im2col).
 from __future__ import annotations
 
 from .cgen import (KernelSource, Unsupported, broadcast_strides, flit, io_decls, kernel_file,
-                   numel, require_dtypes, strides_of)
+                   numel, require_dtypes)
 
 __all__ = ["MATMUL_OPS", "VERSION", "render_matmul", "render_gemm", "render_conv2d"]
 

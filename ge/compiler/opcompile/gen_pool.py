@@ -79,7 +79,7 @@ def render_pool(sig) -> KernelSource:
         body += [
             "                float m = -INFINITY;",
             "                for (int64_t i = hs; i < he; ++i)",
-            f"                    for (int64_t j = ws; j < we; ++j) {{",
+            "                    for (int64_t j = ws; j < we; ++j) {",
             f"                        const float v = xp[i * {w} + j];",
             "                        if (v > m || v != v) m = v;",
             "                    }",

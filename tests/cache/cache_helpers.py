@@ -18,7 +18,7 @@ WORKER = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[1] + "/tests/cache")
 from ge.compiler.opcompile import compile_ops
-from helpers import relu_graph
+from cache_helpers import relu_graph
 root, mode, n, out = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
 ck = compile_ops(relu_graph(n), {"ge.op_compiler_cache_dir": root,
                                  "ge.op_compiler_cache_mode": mode, "ge.socVersion": "Ascend310"})
