@@ -157,6 +157,10 @@ CODES: tuple[Code, ...] = (
     Code("EP0110", "Kernel_Build_Error", "Failed to build kernel {kernel}. Reason: {reason}",
          solution="Install the system C compiler (cc) and the libraries named in the reason.",
          ours=True),
+    Code("EP0111", "Unsafe_Cache_Directory",
+         "The kernel cache directory {path} is writable by group or others.",
+         solution="chmod go-w the directory, or choose another --op_compiler_cache_dir.",
+         ours=True),
     Code("EP0112", "Kernel_Load_Error", "A cached or embedded kernel failed its integrity or ABI "
          "check.", solution="Recompile with --op_compiler_cache_mode=force.", ours=True),
     Code("EP0301", "Om_Write_Error", "Cannot build the OM. Reason: {reason}.", ours=True),
@@ -167,8 +171,14 @@ CODES: tuple[Code, ...] = (
     Code("WP0002", "Option_Ignored",
          "Raw GE option {key} in level [{level}] is not supported in ATC and was ignored.",
          ours=True),
+    Code("WP0010", "Unknown_Pass_Name",
+         "A pass switch names {name}, which no pass registers; closest: {closest}.", ours=True),
+    Code("WP0110", "Unknown_Engine_Name",
+         "Engine name {name} in ge.exec.exclude_engines is unknown and was ignored.", ours=True),
     Code("WP0111", "Invalid_Setting", "{source}={value} is invalid; the default is used.",
          ours=True),
+    Code("WP0112", "Corrupt_Cache_Entry",
+         "Cache entry {entry} failed its check and was recompiled.", ours=True),
 )
 
 _BY_CODE = {entry.code: entry for entry in CODES}
