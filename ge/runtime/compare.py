@@ -1,0 +1,286 @@
+"""Numerical comparison of an OM (this runtime) with its ONNX model (onnxruntime).
+
+    python3 -m ge.runtime.compare --onnx m.onnx --om m.om [--input a.npy,...] \\
+        [--rtol 1e-4 --atol 1e-5] [--seed 0] [--freeze_inputs "k=k.npy"] [--dump]
+
+Library: `compare_model(onnx_model, om_model, inputs, rtol, atol, dump)` returns a
+`Comparison` (per output and, with dump, per node `TensorDiff` records); the caller decides
+what to print.  A value is within tolerance when |ours - ref| <= atol + rtol * |ref|
+everywhere (numpy.allclose, NaN equal to NaN).
+
+--dump maps our ops to ONNX tensors through `_datadump_original_op_names`: an op stands for
+the latest (in ONNX node order) of the ONNX nodes it names; when several of our ops stand for
+the same ONNX node, the last one in our execution order carries its value.  onnxruntime is
+run with every intermediate tensor exposed as a graph output.  The first compared op (in our
+execution order) outside tolerance is the divergence point.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from ._errors import BAD_INPUT, error
+
+__all__ = ["TensorDiff", "Comparison", "diff", "random_inputs", "compare_model",
+           "run_onnxruntime", "main"]
+
+
+@dataclass(frozen=True)
+class TensorDiff:
+    name: str                      # our output name / our op name
+    reference: str                 # the ONNX tensor compared with
+    shape: tuple
+    max_abs: float
+    max_rel: float
+    ok: bool
+    first_bad: Optional[tuple] = None   # index of the first element outside tolerance
+    op_type: str = ""
+
+
+@dataclass
+class Comparison:
+    outputs: list = field(default_factory=list)      # [TensorDiff]
+    nodes: list = field(default_factory=list)        # [TensorDiff], with dump
+    unmapped: list = field(default_factory=list)     # our ops without an ONNX counterpart
+
+    @property
+    def ok(self) -> bool:
+        return all(d.ok for d in self.outputs)
+
+    @property
+    def first_divergence(self) -> Optional[TensorDiff]:
+        return next((d for d in self.nodes if not d.ok), None)
+
+
+def diff(name: str, reference: str, ours: np.ndarray, ref: np.ndarray, rtol: float,
+         atol: float, op_type: str = "") -> TensorDiff:
+    ours, ref = np.asarray(ours), np.asarray(ref)
+    if ours.shape != ref.shape:
+        if ours.size != ref.size:
+            return TensorDiff(name, reference, tuple(ours.shape), float("inf"), float("inf"),
+                              False, None, op_type)
+        ours = ours.reshape(ref.shape)
+    if ref.dtype == np.bool_ or ours.dtype == np.bool_ or ref.dtype.kind in "OSU":
+        bad = ours != ref
+        max_abs = float(bad.sum() > 0)
+        max_rel = max_abs
+    else:
+        a = ours.astype(np.float64)
+        b = ref.astype(np.float64)
+        both_nan = np.isnan(a) & np.isnan(b)
+        same_inf = np.isinf(a) & np.isinf(b) & (np.sign(a) == np.sign(b))
+        err = np.where(both_nan | same_inf, 0.0, np.abs(a - b))
+        err = np.where(np.isnan(err), np.inf, err)
+        bad = err > atol + rtol * np.abs(np.where(np.isfinite(b), b, 0.0))
+        max_abs = float(err.max()) if err.size else 0.0
+        rel = err / np.maximum(np.abs(b), np.finfo(np.float64).tiny)
+        max_rel = float(np.where(err == 0, 0.0, rel).max()) if err.size else 0.0
+    first = None
+    if bad.any():
+        first = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), bad.shape))
+    return TensorDiff(name, reference, tuple(ref.shape), max_abs, max_rel, not bad.any(),
+                      first, op_type)
+
+
+def random_inputs(specs, seed: int = 0) -> list:
+    """Seeded inputs: floats N(0, 1); integers in [0, 2) (valid ids, masks and indices for
+    every model we test); booleans fair coins."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for spec in specs:
+        dtype = np.dtype(spec.dtype)
+        if dtype.kind == "f":
+            out.append(rng.standard_normal(spec.shape).astype(dtype))
+        elif dtype.kind in "iu":
+            out.append(rng.integers(0, 2, spec.shape).astype(dtype))
+        elif dtype.kind == "b":
+            out.append(rng.integers(0, 2, spec.shape).astype(bool))
+        else:
+            raise error(BAD_INPUT, f"Cannot make a random value for input {spec.name} of "
+                                   f"dtype {dtype}; give it with --input.", input=spec.name)
+    return out
+
+
+def _load_onnx(model):
+    import onnx
+    if isinstance(model, onnx.ModelProto):
+        return model
+    try:
+        return onnx.load(model)
+    except Exception as e:  # onnx raises DecodeError / OSError / ValueError
+        raise error("E10041", f"Failed to load the model from {model}: {e}",
+                    file=str(model)) from None
+
+
+def _expose_all(model):
+    """A copy of `model` whose graph outputs are every node output (typed where known)."""
+    import onnx
+    from onnx import shape_inference
+    try:
+        inferred = shape_inference.infer_shapes(model)
+    except Exception:  # inference is only a help for typing the extra outputs
+        inferred = model
+    out = onnx.ModelProto()
+    out.CopyFrom(inferred)
+    typed = {v.name: v for v in list(out.graph.value_info) + list(out.graph.input)}
+    have = {o.name for o in out.graph.output}
+    for node in out.graph.node:
+        for name in node.output:
+            if name and name not in have:
+                have.add(name)
+                vi = onnx.ValueInfoProto()
+                if name in typed:
+                    vi.CopyFrom(typed[name])
+                else:
+                    vi.name = name
+                out.graph.output.append(vi)
+    return out
+
+
+def run_onnxruntime(model, feeds: dict, all_tensors: bool = False) -> dict:
+    """{tensor name: array} of the graph outputs (every node output with all_tensors)."""
+    import onnxruntime as ort
+    if all_tensors:
+        model = _expose_all(model)
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.log_severity_level = 3
+    if all_tensors:
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(model.SerializeToString(), so,
+                                providers=["CPUExecutionProvider"])
+    names = [o.name for o in sess.get_outputs()]
+    wanted = {i.name for i in sess.get_inputs()}
+    values = sess.run(names, {k: v for k, v in feeds.items() if k in wanted})
+    return dict(zip(names, values))
+
+
+def compare_model(onnx_model, om_model, inputs=None, *, rtol: float = 1e-4,
+                  atol: float = 1e-5, seed: int = 0, dump: bool = False,
+                  frozen: Optional[dict] = None) -> Comparison:
+    """`onnx_model`: path or ModelProto; `om_model`: path or loaded ge.runtime.Model;
+    `inputs`: arrays in OM input order (None = seeded random); `frozen`: values of ONNX
+    inputs that the OM has as constants (pyatc.freeze_inputs)."""
+    from . import Model, load
+    model = om_model if isinstance(om_model, Model) else load(om_model)
+    proto = _load_onnx(onnx_model)
+    if inputs is None:
+        inputs = random_inputs(model.inputs, seed)
+    feeds = {spec.name: value for spec, value in zip(model.inputs, inputs)}
+    feeds.update(frozen or {})
+    onnx_outputs = [o.name for o in proto.graph.output]
+    if dump:
+        ours, seen = model.run(inputs, capture=True)
+    else:
+        ours, seen = model.run(inputs), None
+    ref = run_onnxruntime(proto, feeds, all_tensors=dump)
+    result = Comparison()
+    for k, value in enumerate(ours):
+        ref_name = onnx_outputs[k] if k < len(onnx_outputs) else ""
+        if ref_name not in ref:
+            raise error(BAD_INPUT, f"Output {k} of the OM has no ONNX counterpart (the ONNX "
+                                   f"model has {len(onnx_outputs)} outputs).")
+        result.outputs.append(diff(model.outputs[k].name, ref_name, value, ref[ref_name],
+                                   rtol, atol))
+    if dump:
+        _compare_nodes(result, model, proto, seen, ref, rtol, atol)
+    return result
+
+
+def _compare_nodes(result: Comparison, model, proto, seen: dict, ref: dict, rtol, atol):
+    position = {}
+    outputs_of = {}
+    for i, node in enumerate(proto.graph.node):
+        key = node.name or f"{node.op_type}_{i}"
+        position[key] = i
+        outputs_of[key] = list(node.output)
+    steps = [s for g in model._plan.graphs.values() for s in g.steps
+             if g is model._plan.root]
+    target = {}
+    for step in steps:
+        known = [o for o in step.origin if o in position]
+        if not known:
+            result.unmapped.append(step.name)
+            continue
+        target[max(known, key=position.get)] = step   # the last of ours wins
+    chosen = {id(s): onnx_name for onnx_name, s in target.items()}
+    for step in steps:
+        onnx_name = chosen.get(id(step))
+        if onnx_name is None or step.name not in seen:
+            continue
+        for k, value in enumerate(seen[step.name][:1] if len(outputs_of[onnx_name]) == 1
+                                  else seen[step.name]):
+            names = outputs_of[onnx_name]
+            if k >= len(names) or names[k] not in ref:
+                continue
+            result.nodes.append(diff(step.name, names[k], value, ref[names[k]], rtol, atol,
+                                     step.type))
+
+
+def format_report(result: Comparison, rtol: float, atol: float) -> str:
+    lines = [f"tolerance: |ours - onnxruntime| <= {atol:g} + {rtol:g} * |onnxruntime|"]
+    lines.append(f"{'output':<40} {'shape':<20} {'max abs err':>12} {'max rel err':>12}  result")
+    for d in result.outputs:
+        lines.append(f"{d.name[:40]:<40} {str(list(d.shape)):<20} {d.max_abs:>12.4g} "
+                     f"{d.max_rel:>12.4g}  {'ok' if d.ok else 'MISMATCH'}")
+    if result.nodes:
+        bad = result.first_divergence
+        lines.append(f"node comparison: {len(result.nodes)} ops compared, "
+                     f"{sum(not d.ok for d in result.nodes)} outside tolerance, "
+                     f"{len(result.unmapped)} without an ONNX tensor")
+        if bad is None:
+            lines.append("no divergence")
+        else:
+            lines.append(f"first divergence: op {bad.name} ({bad.op_type}) vs ONNX tensor "
+                         f"{bad.reference}: max abs {bad.max_abs:.4g}, max rel "
+                         f"{bad.max_rel:.4g}, first bad index {bad.first_bad}")
+    lines.append("result: " + ("PASS" if result.ok else "FAIL"))
+    return "\n".join(lines)
+
+
+def main(argv: list) -> int:
+    from ._args import Opt, help_text, parse
+    from ._cli import EXIT_FAIL, EXIT_OK
+    table = (
+        Opt("onnx", "the ONNX model", required=True),
+        Opt("om", "the OM compiled from it", required=True),
+        Opt("input", "comma-separated input files in OM input order (.npy or raw .bin); "
+                     "default: seeded random values"),
+        Opt("rtol", "relative tolerance", 1e-4, float),
+        Opt("atol", "absolute tolerance", 1e-5, float),
+        Opt("seed", "seed of the random inputs", 0, int),
+        Opt("freeze_inputs", "name=path;... values of ONNX inputs frozen at compile time"),
+        Opt("dump", "compare every intermediate tensor and report the first divergence",
+            False, bool),
+        Opt("help", "print this text", False, bool),
+    )
+    if "--help" in argv or "-h" in argv:
+        print(help_text("python3 -m ge.runtime.compare", __doc__.strip().splitlines()[0],
+                        table))
+        return EXIT_OK
+    args = parse(argv, table)
+    from . import load
+    from ._io import read_input
+    from .freeze import parse_freeze_option
+    model = load(args["om"])
+    inputs = None
+    files = [f for f in (args["input"] or "").split(",") if f]
+    if files:
+        if len(files) != len(model.inputs):
+            raise error(BAD_INPUT, f"The model has {len(model.inputs)} input(s); "
+                                   f"{len(files)} file(s) given.")
+        inputs = [read_input(p, s) for p, s in zip(files, model.inputs)]
+    frozen = parse_freeze_option(args["freeze_inputs"])
+    result = compare_model(args["onnx"], model, inputs, rtol=args["rtol"], atol=args["atol"],
+                           seed=args["seed"], dump=args["dump"], frozen=frozen)
+    print(format_report(result, args["rtol"], args["atol"]))
+    return EXIT_OK if result.ok else EXIT_FAIL
+
+
+if __name__ == "__main__":
+    from ._cli import guarded
+    sys.exit(guarded(main, sys.argv[1:]))
