@@ -10,6 +10,7 @@ meet_requirements errors) are logged and, when tracing, recorded in the report.
 from __future__ import annotations
 
 import difflib
+import gc
 import inspect
 import logging
 import os
@@ -411,9 +412,18 @@ def run_stage(graph: Graph, stage: PassStage, options: dict, report: Optional[Fu
     _check_unknown_names(switches, report)
     passes = sorted((d for d in all_passes() if d.stage == stage),
                     key=lambda d: d.pass_name.encode())
-    for desc in passes:
-        forbidden = bool(getattr(desc.cls, "__ge_forbidden_close__", False))
-        if not switches.enabled(desc.pass_name, desc.builtin, forbidden):
-            _log.info("pass %s is switched off", desc.pass_name)
-            continue
-        _run_pass(desc, graph, stage, options, report)
+    # Rewrites allocate many small objects that live as long as the graph; CPython's cyclic
+    # collector would rescan the whole (growing) heap again and again, making big graphs
+    # superlinear.  Nothing a pass creates needs collecting before the stage ends.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for desc in passes:
+            forbidden = bool(getattr(desc.cls, "__ge_forbidden_close__", False))
+            if not switches.enabled(desc.pass_name, desc.builtin, forbidden):
+                _log.info("pass %s is switched off", desc.pass_name)
+                continue
+            _run_pass(desc, graph, stage, options, report)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
