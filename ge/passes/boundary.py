@@ -11,7 +11,7 @@ import itertools
 import logging
 from typing import Iterable, Optional
 
-from ge.graph import ORIGIN_ATTR, Graph, GraphCycleError, Node
+from ge.graph import Graph, GraphCycleError, Node
 
 __all__ = ["SubgraphInput", "SubgraphOutput", "SubgraphBoundary", "SubgraphRewriter",
            "SpliceError", "splice", "replaced_set", "STATUS_SUCCESS", "STATUS_FAILED",

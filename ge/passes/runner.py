@@ -22,7 +22,7 @@ from ge.errors import GeError, warn
 from ge.graph import Graph, GraphCycleError
 
 from ._native import _ENGINE, MatchResult, PassContext, PatternMatcherConfig
-from .base import (DecomposePass, FusionBasePass, PassStage, PatternFusionPass,
+from .base import (DecomposePass, PassStage, PatternFusionPass,
                    expression_result_to_graph)
 from .boundary import SpliceError, splice
 from .infer import boundary_producers_of_node, infer_nodes
