@@ -1,0 +1,152 @@
+"""Session fixtures of the end-to-end compiler tests: the models, one kernel cache, compiled OMs.
+
+  MODELS            the twelve models of the compiler issue: the nine onnx "light" models and
+                    the CI-sized ResNet-50, MobileNetV2 and BERT of bench/models
+  model_path(name)  the .onnx file (generated models are written once per session)
+  kernel_cache      one --op_compiler_cache_dir for every compile of the session
+  atc_run(entry, *args, cwd=..., env=...)
+                    runs an installed entry ("atc", "pyatc", "python3 -m ge.pyatc") as a real
+                    process with the session cache, logs under the session temp dir
+  compiled(name)    the OM `pyatc` writes for a model, compiled once per session and shared by
+                    the structure and numbers tests
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Dict, List, Optional
+
+import numpy as np
+import onnx
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from bench.models import MODELS as GENERATORS, bert, save  # noqa: E402
+from bench.models.light import LIGHT_NAMES, light_dir  # noqa: E402
+
+SOC = "Ascend310P3"
+GENERATED = tuple(f"{name}_ci" for name in sorted(GENERATORS))
+LIGHT = tuple(f"light_{name}" for name in LIGHT_NAMES)
+MODELS = LIGHT + GENERATED
+
+
+@dataclass(frozen=True)
+class Run:
+    rc: int
+    stdout: str
+    stderr: str
+
+    @property
+    def text(self) -> str:
+        return self.stdout + self.stderr
+
+
+@pytest.fixture(scope="session")
+def kernel_cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("kernel_cache")
+
+
+@pytest.fixture(scope="session")
+def _generated_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("models")
+
+
+@pytest.fixture(scope="session")
+def model_path(_generated_dir) -> Callable[[str], Path]:
+    def path(name: str) -> Path:
+        if name.startswith("light_"):
+            found = Path(light_dir()) / f"{name}.onnx"
+            if not found.is_file():
+                pytest.skip(f"{found} is not shipped with this onnx")
+            return found
+        out = _generated_dir / f"{name}.onnx"
+        if not out.exists():
+            save(GENERATORS[name[:-len("_ci")]](size="ci"), out)
+        return out
+    return path
+
+
+@pytest.fixture(scope="session")
+def atc_run(entry_argv, entry_env, kernel_cache, tmp_path_factory) -> Callable[..., Run]:
+    logs = tmp_path_factory.mktemp("plog")
+
+    def run(entry: str, *args: str, cwd: Path, env: Optional[Dict[str, str]] = None,
+            cache: bool = True) -> Run:
+        environment = {k: v for k, v in entry_env.items()
+                       if not k.startswith(("ASCEND_PROCESS_LOG", "DUMP_GE", "DUMP_GRAPH"))}
+        environment.update(ASCEND_PROCESS_LOG_PATH=str(logs), ASCEND_WORK_PATH=str(cwd))
+        environment.update(env or {})
+        extra: List[str] = [f"--op_compiler_cache_dir={kernel_cache}"] if cache else []
+        done = subprocess.run(entry_argv(entry) + list(args) + extra, cwd=cwd, env=environment,
+                              capture_output=True, timeout=600)
+        decode = lambda data: data.decode("utf-8", "replace")  # noqa: E731
+        return Run(done.returncode, decode(done.stdout), decode(done.stderr))
+    return run
+
+
+def compile_args(model: Path, output: str, *extra: str) -> List[str]:
+    return ["--framework=5", f"--model={model}", f"--output={output}",
+            f"--soc_version={SOC}", *extra]
+
+
+@pytest.fixture(scope="session")
+def compiled(atc_run, model_path, tmp_path_factory) -> Callable[[str], Path]:
+    """`compiled(name)`: the OM `pyatc` writes for the model (once per session)."""
+    done: Dict[str, Path] = {}
+    root = tmp_path_factory.mktemp("compiled")
+
+    def get(name: str) -> Path:
+        if name not in done:
+            work = root / name
+            work.mkdir()
+            run = atc_run("pyatc", *compile_args(model_path(name), name), cwd=work)
+            assert run.rc == 0, run.text
+            done[name] = work / f"{name}.om"
+        return done[name]
+    return get
+
+
+# -- inputs -------------------------------------------------------------------------------------
+
+_NP = {onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.INT64: np.int64,
+       onnx.TensorProto.INT32: np.int32, onnx.TensorProto.FLOAT16: np.float16}
+
+
+def graph_inputs(model: onnx.ModelProto) -> List[onnx.ValueInfoProto]:
+    weights = {t.name for t in model.graph.initializer}
+    return [v for v in model.graph.input if v.name not in weights]
+
+
+def random_feeds(model: onnx.ModelProto, seed: int = 0) -> Dict[str, np.ndarray]:
+    """Seeded inputs: standard normal floats; BERT ids in the vocabulary and a padded mask."""
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for value in graph_inputs(model):
+        ttype = value.type.tensor_type
+        shape = [d.dim_value if d.dim_value > 0 else 1 for d in ttype.shape.dim]
+        dtype = _NP[ttype.elem_type]
+        if value.name == "input_ids":
+            feeds[value.name] = rng.integers(0, bert.SIZES["ci"]["vocab"], shape).astype(dtype)
+        elif value.name == "attention_mask":
+            mask = np.ones(shape, dtype)
+            mask[..., -3:] = 0
+            feeds[value.name] = mask
+        else:
+            feeds[value.name] = rng.standard_normal(shape).astype(dtype)
+    return feeds
+
+
+def onnxruntime_outputs(model, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
+    ort = pytest.importorskip("onnxruntime")
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    data = model if isinstance(model, (str, os.PathLike)) else model.SerializeToString()
+    session = ort.InferenceSession(os.fspath(data) if not isinstance(data, bytes) else data,
+                                   options, providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)
