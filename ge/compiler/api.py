@@ -10,8 +10,6 @@ from ge.graph import Graph
 
 log = logging.getLogger(__name__)
 
-FRAMEWORK_NAMES = {0: "Caffe", 1: "MindSpore", 3: "TensorFlow", 4: "Android_NN", 5: "Onnx"}
-
 
 @dataclass
 class CompiledModel:

@@ -6,14 +6,13 @@ TASK_GEN_WEIGHT_ADDR + offset inside WEIGHTS_DATA.
 from __future__ import annotations
 
 from ge import __version__
-from ge.graph import serialize as ser
+from ge.graph import CONST_TYPES, serialize as ser
 from ge.graph.types import AttrValueType as VT
 
 from .opcompile.cgen import KERNEL_SYMBOL
 
 TASK_GEN_BASE_ADDR = 0
 TASK_GEN_WEIGHT_ADDR = 1 << 40
-CONST_TYPES = ("Const", "Constant")
 
 
 def _addresses(graph_def, plan) -> dict:

@@ -5,9 +5,7 @@ from typing import Optional
 
 import numpy as np
 
-from ge.graph import Graph, Node, Tensor
-
-CONST_TYPES = ("Const", "Constant")
+from ge.graph import CONST_TYPES, Graph, Node, Tensor
 
 
 def const_value(node: Node) -> Optional[np.ndarray]:

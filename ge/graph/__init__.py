@@ -1,9 +1,9 @@
 """The IR with the CANN `ge.graph` surface (spec/python-passes.md §4)."""
-from .graph import ORIGIN_ATTR, Graph, GraphCycleError, Node
+from .graph import CONST_TYPES, ORIGIN_ATTR, Graph, GraphCycleError, Node
 from .tensor import Shape, Tensor, TensorDesc
 from .types import DataType, DumpFormat, Format, Placement
 
 Operator = Node  # CANN exports Operator; our graphs expose nodes only
 
 __all__ = ["Graph", "Node", "Operator", "Tensor", "TensorDesc", "Shape", "DataType", "Format",
-           "Placement", "DumpFormat", "GraphCycleError", "ORIGIN_ATTR"]
+           "Placement", "DumpFormat", "GraphCycleError", "ORIGIN_ATTR", "CONST_TYPES"]

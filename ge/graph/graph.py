@@ -20,6 +20,7 @@ from .tensor import TensorDesc
 from .types import AttrValueType as VT, DumpFormat
 
 ORIGIN_ATTR = "_datadump_original_op_names"
+CONST_TYPES = ("Const", "Constant")  # op types whose output is the attr `value`
 Edge = tuple  # (Node, port index)
 
 

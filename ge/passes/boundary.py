@@ -23,7 +23,7 @@ STATUS_SUCCESS = 0
 STATUS_FAILED = 0xFFFFFFFF
 PASS_NAME_ATTR = "_fusion_pass_name"   # pass that created a node (list of names, oldest first)
 _GRAPH_SOURCES = ("Data", "RefData", "AippData", "AnyData", "NetOutput")
-_CONST_TYPES = ("Const", "Constant")
+from ge.graph import CONST_TYPES as _CONST_TYPES
 _counter = itertools.count()
 
 

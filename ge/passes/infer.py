@@ -12,7 +12,7 @@ from ge.graph import Graph, Node
 
 __all__ = ["infer_shape", "infer_nodes", "InferError", "boundary_producers_of_node"]
 
-_CONST_TYPES = ("Const", "Constant")
+from ge.graph import CONST_TYPES as _CONST_TYPES
 
 
 class InferError(Exception):

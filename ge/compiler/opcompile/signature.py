@@ -95,7 +95,7 @@ def plain_value(value):
     return repr(value)
 
 
-_CONST_TYPES = ("Const", "Constant")
+from ge.graph import CONST_TYPES as _CONST_TYPES
 
 
 def _tensor_sig(desc) -> TensorSig:
