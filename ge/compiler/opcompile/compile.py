@@ -114,11 +114,13 @@ def compile_ops(graph, options: Mapping[str, str]) -> CompiledKernels:
     started = time.monotonic()
     settings = kcache.resolve(options)
     soc = (options.get("ge.socVersion") or "").strip() or "host"
-    cache = kcache.KernelCache.open(settings) if settings.enabled else None
+    nodes = _compiled_nodes(graph)
+    # nothing to compile (e.g. every op on AiCpu): the cache directory is not even opened
+    cache = kcache.KernelCache.open(settings) if settings.enabled and nodes else None
     stats = cache.stats if cache else kcache.CacheStats()
     tasks: dict = {}
     node_task: list = []
-    for node in _compiled_nodes(graph):
+    for node in nodes:
         gen = generator_for(node.type)
         if gen is None:
             raise GeError("E19999", {"reason": f"{node.name} placed on a compiled engine "
@@ -168,8 +170,9 @@ def compile_ops(graph, options: Mapping[str, str]) -> CompiledKernels:
         result.workspace_bytes[node.name] = [task.workspace] if task.workspace else []
     result.stats = dict(stats.as_dict(), kernels=len(result.kernels), nodes=len(node_task),
                         jobs=jobs, mode=settings.mode if settings.enabled else "disable",
-                        bypass=settings.bypass, seconds=round(time.monotonic() - started, 3))
+                        bypass=settings.bypass, cache_dir=cache.dir if cache else "",
+                        seconds=round(time.monotonic() - started, 3))
     log.info("op compile: %(nodes)d nodes, %(kernels)d kernels, hits=%(hits)d "
              "misses=%(misses)d compiles=%(compiles)d evictions=%(evictions)d "
-             "corrupt=%(corrupt)d jobs=%(jobs)d", result.stats)
+             "corrupt=%(corrupt)d jobs=%(jobs)d mode=%(mode)s cache=%(cache_dir)s", result.stats)
     return result
