@@ -85,8 +85,9 @@ class KernelCache:
     def open(cls, settings: CacheSettings, age: bool = True) -> "KernelCache":
         cache = cls(settings)
         kernel_cache = os.path.dirname(settings.cache_dir)
-        os.makedirs(settings.cache_dir, mode=0o750, exist_ok=True)
         for path in (settings.root, kernel_cache, settings.cache_dir):
+            # each level ourselves: makedirs gives intermediate levels the umask's mode
+            os.makedirs(path, mode=0o750, exist_ok=True)
             check_private_dir(path)
         if not os.path.exists(settings.ini_path):
             _write_default_ini(settings.ini_path)
