@@ -4,10 +4,21 @@ Partitions in GE's order (spec/om-format.md §4.5): MODEL_INOUT_INFO, MODEL_DEF,
 (if any), TBE_KERNELS (if any), CUST_AICPU_KERNELS (if any), TASK_INFO.  Model attributes a
 real ATC OM carries are filled in (§8.5), plus the host-target marker of this implementation:
 `_pyatc_target` = "host-<os>-<cpu>" and `host_env_os` / `host_env_cpu`.
+
+Publishing: the bytes go to `.<name>.tmp-<host>-<pid>-<rand>` beside the target, are fsynced and
+renamed into place, so an interrupted run never leaves a partial OM under the final name; the
+next write of the same target removes such temporaries left by dead processes of this host (or
+older than an hour).  Test-only: `GE_OM_FAULT=om_partial|om_written` makes the process SIGKILL
+itself with half / all of the bytes in the temporary (tests/cache_e2e); unset in production.
 """
 from __future__ import annotations
 
+import os
 import platform
+import secrets
+import signal
+import socket
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
@@ -21,9 +32,13 @@ from .container import (HEADER_SIZE, OmHeader, PartitionType, TensorInfo, fixed_
                         pack_header, pack_inout_info, pack_kernel_store, pack_table)
 from .weights import extract_weights
 
-__all__ = ["OmContent", "build_om", "write_om", "host_target", "TARGET_ATTR"]
+__all__ = ["OmContent", "build_om", "write_om", "host_target", "TARGET_ATTR", "FAULT_ENV",
+           "FAULT_STEPS", "clean_stale_temporaries"]
 
 TARGET_ATTR = "_pyatc_target"
+FAULT_ENV = "GE_OM_FAULT"                     # test-only crash points of write_om
+FAULT_STEPS = ("om_partial", "om_written")    # half the bytes / all bytes in the temporary
+STALE_SECONDS = 3600
 _CPU_ALIASES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}
 # --framework option value -> framework_type model attribute (spec/om-format.md §8.5)
 FRAMEWORK_NAMES = {"0": "Caffe", "1": "MindSpore", "3": "TensorFlow", "4": "Android_NN",
@@ -195,12 +210,85 @@ def build_om(content: OmContent) -> bytes:
     return pack_header(header) + body
 
 
+def _fault_point(step: str) -> None:
+    if os.environ.get(FAULT_ENV) == step:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _host() -> str:
+    return "".join(c if c.isalnum() else "_" for c in socket.gethostname())[:32] or "host"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stale_temporaries(path: str, now: Optional[float] = None) -> list[str]:
+    """Remove `.<name>.tmp-<host>-<pid>-<rand>` files of `path` left by dead processes of this
+    host (or older than an hour); returns the names removed."""
+    directory, base = os.path.split(os.path.abspath(path))
+    prefix = f".{base}.tmp-"
+    now = time.time() if now is None else now
+    removed = []
+    for entry in sorted(os.listdir(directory)):
+        if not entry.startswith(prefix):
+            continue
+        parts = entry[len(prefix):].split("-")
+        temp = os.path.join(directory, entry)
+        try:
+            age = now - os.lstat(temp).st_mtime
+        except FileNotFoundError:
+            continue
+        dead = len(parts) == 3 and parts[0] == _host() and parts[1].isdigit() \
+            and not _pid_alive(int(parts[1]))
+        if dead or age > STALE_SECONDS:
+            try:
+                os.unlink(temp)
+                removed.append(entry)
+            except FileNotFoundError:
+                pass
+    return removed
+
+
+def _publish(path: str, data: bytes) -> None:
+    directory, base = os.path.split(os.path.abspath(path))
+    clean_stale_temporaries(path)
+    tmp = os.path.join(directory,
+                       f".{base}.tmp-{_host()}-{os.getpid()}-{secrets.token_hex(4)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        try:
+            view = memoryview(data)
+            half = len(data) // 2
+            written = 0
+            while written < len(data):
+                written += os.write(fd, view[written:half if written < half else len(data)])
+                if written == half:
+                    _fault_point("om_partial")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        _fault_point("om_written")
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
 def write_om(path: str, content: OmContent) -> None:
     """Build the OM and publish it at `path` (temporary name beside it, then rename)."""
     data = build_om(content)
     assert len(data) >= HEADER_SIZE
     try:
-        ser.write_atomic(path, data)
+        _publish(path, data)
     except OSError as e:
         raise GeError("E13004", {"file": path, "reason": e.strerror or str(e)}) from None
-
