@@ -59,9 +59,29 @@ def save_om(path: str, compiled: CompiledModel, atc_cmdline: str = "") -> None:
     write_om(path, build_om_content(compiled, atc_cmdline))
 
 
+def compile_report(compiled: CompiledModel) -> dict:
+    """The `compile_report.json` content (docs/cache.md "Statistics"): engine placement counts
+    and the kernel-cache statistics of this compile."""
+    from .engines import ATTR_ENGINE
+    engines: dict = {}
+    for node in compiled.graph.get_all_nodes():
+        engine = node.attr(ATTR_ENGINE) or ""
+        if engine:
+            engines[engine] = engines.get(engine, 0) + 1
+    stats = dict(getattr(compiled.context.kernels, "stats", None) or {})
+    return {"graph_name": compiled.graph.name, "engines": dict(sorted(engines.items())),
+            "kernel_cache": stats}
+
+
 def write_fusion_result(compiled: CompiledModel) -> str | None:
+    """fusion_result.json, and compile_report.json in the same directory."""
+    import json
+    from ge.graph.serialize import write_atomic
     from ge.passes.report import write_fusion_result as _write
-    return _write(compiled.context.report, os.environ.get("ASCEND_WORK_PATH") or None)
+    path = _write(compiled.context.report, os.environ.get("ASCEND_WORK_PATH") or None)
+    report = json.dumps(compile_report(compiled), indent=4, sort_keys=True) + "\n"
+    write_atomic(os.path.join(os.path.dirname(path), "compile_report.json"), report.encode())
+    return path
 
 
 def om_to_json(om_path: str) -> str:
