@@ -160,6 +160,8 @@ class _Spaces:
             if nbytes > (1 << 48):
                 raise error(BAD_PLAN, f"{what} shape {list(shape)} is impossibly large.",
                             file=self.source)
+        if nbytes == 0:
+            return np.empty(shape, dtype)      # an empty tensor needs no memory
         if self.base <= addr and addr + nbytes <= self.base + self.memory_size:
             buf, off = self.arena, addr - self.base
         elif self.wbase <= addr and addr + nbytes <= self.wbase + self.weights.size \
