@@ -34,7 +34,7 @@ def main(argv=None) -> int:
     cases = collect_cases(ops)
     results = []
     for case in cases:
-        results.append(run_case(case))
+        results.append(run_case(case, diagnose=True))
     by_op = defaultdict(list)
     for r in results:
         by_op[r.op_type].append(r)

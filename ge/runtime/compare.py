@@ -76,7 +76,8 @@ def diff(name: str, reference: str, ours: np.ndarray, ref: np.ndarray, rtol: flo
         err = np.where(np.isnan(err), np.inf, err)
         bad = err > atol + rtol * np.abs(np.where(np.isfinite(b), b, 0.0))
         max_abs = float(err.max()) if err.size else 0.0
-        rel = err / np.maximum(np.abs(b), np.finfo(np.float64).tiny)
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            rel = err / np.maximum(np.abs(b), np.finfo(np.float64).tiny)
         max_rel = float(np.where(err == 0, 0.0, rel).max()) if err.size else 0.0
     first = None
     if bad.any():

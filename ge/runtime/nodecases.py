@@ -226,7 +226,20 @@ def compile_case_model(model, options: Optional[dict] = None, workdir: Optional[
         return load(path)
 
 
-def run_case(case: NodeCase, options: Optional[dict] = None) -> CaseResult:
+def run_case(case: NodeCase, options: Optional[dict] = None,
+             diagnose: bool = False) -> CaseResult:
+    """Compile and run one case.  With diagnose, a numeric failure is retried with every op
+    on AiCpu (reference kernels) and the reason says whether that build passes."""
+    result = _run_case(case, options)
+    if diagnose and result.status == "fail" and "AiCore" in result.engines.values():
+        cpu = _run_case(case, dict(options or {}, **{"ge.exec.exclude_engines": "AiCore"}))
+        verdict = ("passes: a compiled kernel differs" if cpu.status == "pass"
+                   else "fails too: reference kernel or graph")
+        result.reason += f" [AiCpu-only build {verdict}]"
+    return result
+
+
+def _run_case(case: NodeCase, options: Optional[dict] = None) -> CaseResult:
     start = time.perf_counter()
     result = CaseResult(case.name, case.op_type, case.opset, "error")
     try:
