@@ -1,8 +1,9 @@
 """Fusion statistics and match traces; `fusion_result.json` (docs/passes.md §Report).
 
 `FusionReport` collects, per compiled root graph and per pass: match times, effect times,
-wall time, and (when tracing) why each pattern failed at its closest candidates.  It only
-collects; `write_fusion_result` publishes the file (temp name + rename).
+wall time (always), whether a switch turned the pass off, and (when tracing) why each pattern
+failed at its closest candidates.  It only collects; `write_fusion_result` publishes the file
+(temp name + rename).
 """
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ class PassStats:
     effect_times: int = 0
     wall_time_us: int = 0
     stage: str = ""
+    switched_off: bool = False                     # a switch disabled it; it never ran
     traces: list = field(default_factory=list)     # [PatternTrace]
 
 
@@ -62,15 +64,23 @@ class FusionReport:
         per_graph = self.graphs.setdefault(graph_name, {})
         return per_graph.setdefault(pass_name, PassStats())
 
+    def switched_off(self, graph_name: str, pass_name: str, stage: str) -> None:
+        """Record that a switch kept `pass_name` from running on this graph."""
+        stats = self.stats(graph_name, pass_name)
+        stats.stage, stats.switched_off = stage, True
+
     def to_records(self) -> list[dict]:
         records = []
         for n, (graph_name, passes) in enumerate(self.graphs.items()):
             graph_fusion = {}
             for name in sorted(passes):
                 s = passes[name]
-                entry = {"effect_times": str(s.effect_times), "match_times": str(s.match_times)}
-                if self.trace:
-                    entry["wall_time_us"] = str(s.wall_time_us)
+                # CANN's two counters first; wall time is ours and always there.
+                entry = {"effect_times": str(s.effect_times), "match_times": str(s.match_times),
+                         "wall_time_us": str(s.wall_time_us)}
+                if s.switched_off:
+                    entry["switch"] = "off"
+                if self.trace and not s.switched_off:
                     entry["match_trace"] = [t.to_dict() for t in s.traces]
                 graph_fusion[name] = entry
             records.append({"graph_fusion": graph_fusion, "graph_name": graph_name,

@@ -422,6 +422,7 @@ def run_stage(graph: Graph, stage: PassStage, options: dict, report: Optional[Fu
             forbidden = bool(getattr(desc.cls, "__ge_forbidden_close__", False))
             if not switches.enabled(desc.pass_name, desc.builtin, forbidden):
                 _log.info("pass %s is switched off", desc.pass_name)
+                report.switched_off(graph.name, desc.pass_name, stage.value)
                 continue
             _run_pass(desc, graph, stage, options, report)
     finally:

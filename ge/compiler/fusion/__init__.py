@@ -42,3 +42,5 @@ def run_builtin(graph, options: dict, report) -> None:
     for desc in sorted(BUILTIN_PASSES, key=lambda d: d.pass_name.encode()):
         if switches.enabled(desc.pass_name, True, False):
             _run_pass(desc, graph, desc.stage, options, report)
+        elif report is not None:
+            report.switched_off(graph.name, desc.pass_name, desc.stage.value)
