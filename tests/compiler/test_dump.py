@@ -14,7 +14,18 @@ from ge.om.proto_schema import ModelDef
 
 from .conftest import compile_args
 
-_NAME = re.compile(r"^ge_(proto|onnx)_(\d{5})_(.+)_([A-Za-z_]+)\.(txt|pbtxt)$")
+STAGES_DUMPED = ["PreRunBegin"] + [name for name, _ in STAGES]
+_NAME = re.compile(r"^ge_(proto|onnx)_(\d{5})_(.+)\.(txt|pbtxt)$")
+
+
+def _parse(file_name: str) -> tuple:
+    """(kind, seq, stage) of a dump file name ge_<kind>_<seq>_<graph>_<stage>.<ext>."""
+    match = _NAME.match(file_name)
+    assert match, file_name
+    rest = match.group(3)
+    stage = max((s for s in STAGES_DUMPED if rest.endswith("_" + s)), key=len, default=None)
+    assert stage, file_name
+    return match.group(1), int(match.group(2)), stage
 
 
 def _dumps(atc_run, model_path, tmp_path, level: str) -> tuple:
@@ -34,12 +45,11 @@ def test_every_stage_dumped_as_ge_proto_and_onnx(atc_run, model_path, tmp_path):
     assert (work / "m.om").exists()
     files = sorted(p.name for p in directory.iterdir())
     assert not [f for f in files if f.endswith(".tmp")]
-    stages = ["PreRunBegin"] + [name for name, _ in STAGES]
+    stages = STAGES_DUMPED
     by_kind = {"proto": [], "onnx": []}
     for name in files:
-        match = _NAME.match(name)
-        assert match, name
-        by_kind[match.group(1)].append((int(match.group(2)), match.group(4)))
+        kind, seq, stage = _parse(name)
+        by_kind[kind].append((seq, stage))
     for kind, entries in by_kind.items():
         assert [stage for _, stage in sorted(entries)] == stages, kind
         assert [seq for seq, _ in sorted(entries)] == list(range(1, len(stages) + 1))
@@ -63,7 +73,7 @@ def test_every_stage_dumped_as_ge_proto_and_onnx(atc_run, model_path, tmp_path):
 def test_default_level_dumps_the_whitelist(atc_run, model_path, tmp_path):
     from ge.compiler.dump import WHITELIST
     _, directory = _dumps(atc_run, model_path, tmp_path, level="")
-    stages = {_NAME.match(p.name).group(4) for p in directory.iterdir()}
+    stages = {_parse(p.name)[2] for p in directory.iterdir()}
     assert stages == set(WHITELIST)
 
 

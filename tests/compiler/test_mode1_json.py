@@ -85,8 +85,9 @@ def test_every_node_attribute_and_desc(compiled_and_json):
                 _check_desc(op["input_desc"][i], node.in_desc(i), f"{node.name} input {i}")
             for i in range(node.num_outputs):
                 _check_desc(op["output_desc"][i], node.out_desc(i), f"{node.name} output {i}")
-            edges = [f"{e[0].name}:{e[1]}" for e in node.inputs() if e is not None]
-            assert [s for s in op.get("input", []) if not s.endswith(":-1")] == edges
+            edges = ["" if e is None else f"{e[0].name}:{e[1]}" for e in node.inputs()]
+            edges += [f"{src.name}:-1" for src in node.get_in_control_nodes()]
+            assert op.get("input", []) == edges, node.name
 
 
 def test_weights_are_omitted(compiled_and_json):
