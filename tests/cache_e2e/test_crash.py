@@ -1,0 +1,142 @@
+"""Crash safety of a real `pyatc` compile: a SIGKILL at every publish step of the kernel cache
+(GE_CACHE_FAULT, ge/compiler/cache/faults.py) and of the OM write (GE_OM_FAULT, test-only hook
+of ge/om/writer.py), a corrupt entry, and >= 10 SIGKILLs at seeded random moments.
+
+Always afterwards: nothing under a final name is partial (the OM is absent or complete, every
+cache entry verifies), the temporaries of a dead process are removed by the next run, and the
+next run's OM is byte-identical to a clean compile's (same argv, so atc_cmdline is equal too).
+"""
+import os
+import random
+import signal
+import time
+
+import pytest
+
+from e2e_helpers import (assert_entries_sound, entries, om_parts, om_temporaries, soc_dir,
+                         temporaries)
+
+CACHE_FLAG = "--op_compiler_cache_dir=cache"     # relative: same argv in every directory
+FORCE_FLAG = "--op_compiler_cache_mode=force"
+KERNELS = 3                                      # of the tiny model
+
+
+@pytest.fixture(scope="module")
+def reference(module_pyatc):
+    """(OM bytes, seconds) of a clean compile of the tiny model."""
+    start = time.monotonic()
+    res = module_pyatc.run(module_pyatc.tmp / "reference", "tiny", CACHE_FLAG).ok()
+    seconds = time.monotonic() - start
+    assert res.report()["kernel_cache"]["compiles"] == KERNELS
+    return res.om.read_bytes(), seconds
+
+
+def _pid_of_temporary(name: str) -> int:
+    """.tmp-<host>-<pid>-<rand>-<entry>, .trash-..., .net.om.tmp-<host>-<pid>-<rand>"""
+    return int(name.rsplit("tmp-", 1)[-1].split("-")[1] if ".om.tmp-" in name
+               else name.split("-", 4)[2])
+
+
+def _assert_nothing_partial(cwd, reference_om: bytes) -> None:
+    om = cwd / "net.om"
+    if om.exists():
+        assert om_parts(om) == om_parts_of_bytes(reference_om, cwd)
+    assert_entries_sound(cwd / "cache")
+
+
+def om_parts_of_bytes(data: bytes, where) -> dict:
+    path = where / ".reference.om"
+    if not path.exists():
+        path.write_bytes(data)
+    return om_parts(path)
+
+
+# step, extra flags, entries under final names afterwards
+FAULT_CHAIN = (
+    ("GE_CACHE_FAULT", "tmpdir_created", (), 0),
+    ("GE_CACHE_FAULT", "binary_partial", (), 0),
+    ("GE_CACHE_FAULT", "binary_written", (), 0),
+    ("GE_CACHE_FAULT", "json_partial", (), 0),
+    ("GE_CACHE_FAULT", "before_commit", (), 0),
+    ("GE_CACHE_FAULT", "after_commit", (), 1),         # the first kernel was committed
+    ("GE_CACHE_FAULT", "old_moved_aside", (FORCE_FLAG,), 0),   # force took it out, then died
+    ("GE_OM_FAULT", "om_partial", (), KERNELS),        # kernels all published, OM half written
+    ("GE_OM_FAULT", "om_written", (), KERNELS),
+)
+
+
+def test_sigkill_at_every_publish_step_then_recover(pyatc, reference, tmp_path):
+    """One cache through the whole chain: each faulted run also shows that it removed the
+    temporaries of the previous dead run (only its own remain)."""
+    ref_om, _ = reference
+    cwd = tmp_path / "chain"
+    cache = cwd / "cache"
+    for env_name, step, flags, n_entries in FAULT_CHAIN:
+        proc, finish = pyatc.start(cwd, "tiny", CACHE_FLAG, *flags, env={env_name: step})
+        res = finish()
+        assert res.rc == -signal.SIGKILL, (step, res.text[-2000:])
+        assert not res.om.exists(), step
+        assert_entries_sound(cache)
+        assert len(entries(cache)) == n_entries, (step, entries(cache))
+        leftovers = temporaries(cache) + om_temporaries(cwd)
+        assert {_pid_of_temporary(n) for n in leftovers} <= {proc.pid}, (step, leftovers)
+        if step != "after_commit":
+            assert leftovers, f"{step}: the dead run should have left its temporary"
+        if env_name == "GE_OM_FAULT":
+            assert len(om_temporaries(cwd)) == 1 and temporaries(cache) == []
+    res = pyatc.run(cwd, "tiny", CACHE_FLAG).ok()
+    assert res.om.read_bytes() == ref_om
+    assert res.report()["kernel_cache"]["hits"] == KERNELS
+    assert temporaries(cache) == [] and om_temporaries(cwd) == []
+    verify = pyatc.cache_cli("verify", "--dir", str(cache))
+    assert verify.returncode == 0 and f"verified {KERNELS} entries, 0 corrupt" in verify.stdout
+
+
+def test_corrupt_entry_is_never_used_and_is_recompiled_with_a_warning(pyatc, reference,
+                                                                      tmp_path):
+    ref_om, _ = reference
+    cwd = tmp_path / "w"
+    pyatc.run(cwd, "tiny", CACHE_FLAG).ok()
+    victim = entries(cwd / "cache")[0]
+    binary = soc_dir(cwd / "cache") / victim / f"{victim}.so"
+    binary.write_bytes(binary.read_bytes()[:100])        # truncated under its final name
+    verify = pyatc.cache_cli("verify", "--dir", str(cwd / "cache"))
+    assert verify.returncode == 1 and victim in verify.stdout
+    res = pyatc.run(cwd, "tiny", CACHE_FLAG).ok()
+    assert "WP0112" in res.text and victim in res.text
+    assert res.text.index("ATC run success") < res.text.index("WP0112")
+    stats = res.report()["kernel_cache"]
+    assert (stats["corrupt"], stats["compiles"], stats["hits"]) == (1, 1, KERNELS - 1)
+    assert res.om.read_bytes() == ref_om
+    assert_entries_sound(cwd / "cache")
+    assert pyatc.cache_cli("verify", "--dir", str(cwd / "cache")).returncode == 0
+
+
+def test_random_sigkills_of_pyatc(pyatc, reference, tmp_path):
+    ref_om, seconds = reference
+    rnd = random.Random(20261130)
+    cwd = tmp_path / "kills"
+    window = max(seconds, 0.5) * 1.1
+    kills = attempts = 0
+    while kills < 10:
+        attempts += 1
+        assert attempts <= 25, f"only {kills} kills landed in {attempts - 1} attempts"
+        flags = (CACHE_FLAG,) + ((FORCE_FLAG,) if rnd.random() < 0.4 else ())
+        proc, finish = pyatc.start(cwd, "tiny", *flags, quiet=True)
+        time.sleep(rnd.uniform(0.05, window))
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)      # the compile and its cc children
+        res = finish()
+        if res.rc == -signal.SIGKILL:
+            kills += 1
+        else:
+            assert res.rc == 0
+            window *= 0.8                           # it finished first: aim earlier
+        _assert_nothing_partial(cwd, ref_om)
+    res = pyatc.run(cwd, "tiny", CACHE_FLAG).ok()
+    assert res.om.read_bytes() == ref_om
+    assert temporaries(cwd / "cache") == [] and om_temporaries(cwd) == []
+    assert_entries_sound(cwd / "cache")
+    assert len(entries(cwd / "cache")) == KERNELS
+    verify = pyatc.cache_cli("verify", "--dir", str(cwd / "cache"))
+    assert verify.returncode == 0, verify.stdout
