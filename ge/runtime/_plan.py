@@ -29,6 +29,7 @@ SUBGRAPH_OPS = frozenset({"If", "PartitionedCall"})
 KERNEL_TYPE_TE = 2          # domi ccKernelType TE: a compiled kernel from TBE_KERNELS
 ATTR_KERNEL_NAME = "_kernelname"
 ATTR_KERNEL_SHA256 = "_kernel_sha256"
+ATTR_KERNEL_NAME_FOR_LOAD = "_tbe_kernel_name_for_load"   # spec om-format §5.1: looked up first
 ATTR_SUBGRAPH_IR_NAMES = "_subgraph_ir_names"
 ATTR_PARENT_INDEX = "_parent_node_index"
 ATTR_ORIGIN = "_datadump_original_op_names"
@@ -131,7 +132,6 @@ class _Spaces:
 
     def __init__(self, om, source: str):
         self.source = source
-        md = om.model_def
         self.base = _model_int(om, "task_gen_base_addr", 0)
         self.wbase = _model_int(om, "task_gen_weight_addr", 1 << 40)
         size = _model_int(om, "memory_size", 0)
@@ -146,7 +146,6 @@ class _Spaces:
         self.weights = _aligned_zeros(len(raw))
         self.weights[:] = np.frombuffer(raw, dtype=np.uint8)
         self.weights.setflags(write=False)
-        del md
 
     def view(self, addr: int, td, what: str, writable: bool) -> np.ndarray:
         shape = tuple(int(d) for d in td.shape.dim)
@@ -172,9 +171,6 @@ class _Spaces:
             raise error(BAD_PLAN, f"{what} at address {addr} ({nbytes} bytes) lies outside the "
                                   f"model's {space} memory.", file=self.source)
         return buf[off:off + nbytes].view(dtype).reshape(shape)
-
-    def address(self, view: np.ndarray) -> int:
-        return view.__array_interface__["data"][0]
 
 
 def _aligned_zeros(size: int) -> np.ndarray:
@@ -240,7 +236,9 @@ def _graph_plan(gd, spaces: _Spaces, tasks: dict, graph_index: int, source: str,
             continue
         outputs = []
         for k, addr in enumerate(op.output_i):
-            if k >= len(op.output_desc) or addr < 0:
+            if k >= len(op.output_desc):
+                raise error(BAD_PLAN, f"Output {k} of {what} has no description.", file=source)
+            if addr < 0:
                 raise error(BAD_PLAN, f"Output {k} of {what} has no feature-map address.",
                             file=source)
             outputs.append(spaces.view(addr, op.output_desc[k], f"output {k} of {what}", True))
@@ -250,7 +248,8 @@ def _graph_plan(gd, spaces: _Spaces, tasks: dict, graph_index: int, source: str,
         task = tasks.get((graph_index, op.id))
         kernel_name = ""
         if task is not None and task.kernel.context.kernel_type == KERNEL_TYPE_TE:
-            kernel_name = task.kernel.kernel_name or _attr(op, ATTR_KERNEL_NAME, "")
+            kernel_name = (_attr(op, ATTR_KERNEL_NAME_FOR_LOAD, "") or task.kernel.kernel_name
+                           or _attr(op, ATTR_KERNEL_NAME, ""))
         step = Step(op.name, op.type, gd.name, list(_attr(op, ATTR_ORIGIN, []) or []),
                     inputs, outputs, kernel_name=kernel_name, attrs=_op_attrs(op))
         if kernel_name:

@@ -57,7 +57,7 @@ class Model:
         try:
             for graph in self._plan.graphs.values():
                 for step in graph.steps:
-                    self._bind(step, om)
+                    self._bind(step)
         except BaseException:
             self._kernels.close()
             raise
@@ -67,7 +67,7 @@ class Model:
                         for g in self._plan.graphs.values() for s in g.steps}
 
     # -- loading ---------------------------------------------------------------------------
-    def _bind(self, step: Step, om) -> None:
+    def _bind(self, step: Step) -> None:
         if step.kernel_name:
             self._bind_kernel(step)
         elif step.type in SUBGRAPH_OPS:
