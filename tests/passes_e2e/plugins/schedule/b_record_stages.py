@@ -1,0 +1,16 @@
+"""Scheduling probe, scanned second: E2eRecordA (sorts before E2eRecordZ, registered after it)
+and one recording pass per stage.  Each prints `[e2e-record] <stage> <pass> <graph> <instance>`
+for every graph it runs on."""
+from ge.passes import FusionBasePass, PassStage, register_fusion_pass
+
+
+def _recorder(name, stage):
+    def run(self, graph, context):
+        print(f"[e2e-record] {stage.value} {name} {graph.name} {id(self)}")
+        return True
+    cls = type(name, (FusionBasePass,), {"run": run})
+    return register_fusion_pass(name=name, stage=stage)(cls)
+
+
+E2eRecordA = _recorder("E2eRecordA", PassStage.BEFORE_INFER_SHAPE)
+STAGE_PASSES = [_recorder(f"E2eRecord{stage.value}", stage) for stage in PassStage]
