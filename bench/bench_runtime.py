@@ -1,6 +1,6 @@
 """Host latency of our runtime against onnxruntime: ResNet-50 and a BERT-base encoder.
 
-    python3 bench/bench_runtime.py [--models resnet50,bert] [--size full|ci] [--runs 10]
+    python3 bench/bench_runtime.py [--models resnet50,bert] [--size full|ci] [--runs 10] [--light]
 
 Batch 1, one thread on both sides (OMP_NUM_THREADS / OPENBLAS_NUM_THREADS = 1 set before numpy
 loads, onnxruntime intra_op_num_threads = 1).  Each model is built by bench/models, compiled
@@ -73,12 +73,42 @@ def bench_model(name: str, size: str, runs: int) -> dict:
             "aicore": engines.count("AiCore"), "aicpu": engines.count("AiCpu")}
 
 
+def bench_light(runs: int) -> None:
+    """Every onnx "light" model-zoo graph: compile, run, compare with the shipped output."""
+    import onnx
+    from onnx import numpy_helper
+    import ge.runtime
+    from bench.models import light
+    from ge.compiler.api import build_graph, save_om
+    from ge.parser.onnx import parse_onnx
+    options = {"ge.socVersion": "Ascend310P3"}
+    print(f"{'light model':<14} {'compile s':>9} {'ours ms':>9} {'max abs err':>11} {'ok':>3}")
+    for lm in light.light_models():
+        with tempfile.TemporaryDirectory(prefix="bench_light_") as tmp:
+            start = time.perf_counter()
+            path = os.path.join(tmp, "m.om")
+            save_om(path, build_graph(parse_onnx(lm.path, dict(options)), dict(options)), "")
+            compile_s = time.perf_counter() - start
+            model = ge.runtime.load(path)
+        x = [light.reference_input(lm.inputs[0][1])]
+        got = model.run(x)[0]
+        ref = numpy_helper.to_array(onnx.load_tensor(lm.reference_output))
+        ms = _median_ms(lambda: model.run(x), runs)
+        ok = np.allclose(got, ref, rtol=1e-4, atol=1e-6)
+        print(f"{lm.name:<14} {compile_s:>9.1f} {ms:>9.1f} {float(np.abs(got - ref).max()):>11.3g} "
+              f"{'yes' if ok else 'NO':>3}", flush=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="resnet50,bert")
     ap.add_argument("--size", default="full", choices=("full", "ci"))
     ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--light", action="store_true",
+                    help="also run the nine onnx light models against their shipped outputs")
     args = ap.parse_args(argv)
+    if args.light:
+        bench_light(max(1, args.runs // 5))
     print(f"{'model':<10} {'size':<5} {'compile s':>9} {'ours ms':>9} {'ort ms':>9} "
           f"{'ratio':>6} {'max abs err':>11} {'|ref|max':>8} {'ops AiCore/AiCpu':>17}")
     worst = 0.0
