@@ -57,18 +57,34 @@ def register_known_pass_names(names) -> None:
 
 
 class PassFailure(Exception):
-    def __init__(self, reason: str, retcode: int = STATUS_FAILED, tb=None):
+    def __init__(self, reason: str, retcode: int = STATUS_FAILED, tb=None, hook: str = ""):
         super().__init__(reason)
-        self.reason, self.retcode, self.tb = reason, retcode, tb
+        self.reason, self.retcode, self.tb, self.hook = reason, retcode, tb, hook
 
 
-def _where(desc: PassDescriptor, tb=None) -> str:
-    """file:line of the pass: the deepest frame in its file, else the class statement."""
+def _hook_line(desc: PassDescriptor, hook: str, path: str) -> Optional[int]:
+    """Line of the `def` of the pass's hook (e.g. the run() that returned a failure)."""
+    fn = getattr(desc.cls, hook, None) if hook else None
+    if fn is None:
+        return None
+    fn = inspect.unwrap(fn)
+    try:
+        if os.path.abspath(inspect.getsourcefile(fn) or "") != os.path.abspath(path):
+            return None
+        return inspect.getsourcelines(fn)[1]
+    except (OSError, TypeError):
+        return None
+
+
+def _where(desc: PassDescriptor, tb=None, hook: str = "") -> str:
+    """file:line of the pass: the deepest frame in its file, else the def of the hook that
+    returned the failure, else the class statement."""
     try:
         path = inspect.getsourcefile(desc.cls) or "<unknown>"
         line = inspect.getsourcelines(desc.cls)[1]
     except (OSError, TypeError):
         path, line = getattr(inspect.getmodule(desc.cls), "__file__", "<unknown>"), 0
+    line = _hook_line(desc, hook, path) or line
     if tb is not None:
         for frame in traceback.extract_tb(tb):
             if os.path.abspath(frame.filename) == os.path.abspath(path):
@@ -79,7 +95,7 @@ def _where(desc: PassDescriptor, tb=None) -> str:
 def _fail(desc: PassDescriptor, stage: PassStage, graph: Graph, exc: PassFailure,
           context: PassContext) -> GeError:
     reason = context.get_error_message() or exc.reason
-    where = _where(desc, exc.tb)
+    where = _where(desc, exc.tb, exc.hook)
     full = f"{reason} (pass {desc.pass_name} at {where}, stage {stage.value}, graph {graph.name})"
     message = (f"Failed to run custom fusion pass {desc.pass_name}. Return code: {exc.retcode}. "
                f"Reason: {full}.")
@@ -130,14 +146,14 @@ def _run_fusion_base(instance, graph: Graph, context: PassContext) -> None:
     if result is None or result is True:
         return
     if result is False:
-        raise PassFailure("run() returned False")
+        raise PassFailure("run() returned False", hook="run")
     if isinstance(result, int) and not isinstance(result, bool):
         if result != 0:
-            raise PassFailure(f"run() returned status {result}", retcode=result)
+            raise PassFailure(f"run() returned status {result}", retcode=result, hook="run")
         return
     text = f"python pass returned unsupported type: {type(result).__name__}"
     context.set_error_message(text)
-    raise PassFailure(text)
+    raise PassFailure(text, hook="run")
 
 
 # -- pattern_fusion ---------------------------------------------------------------------------
@@ -205,7 +221,8 @@ def _replacement_graph(instance, match_result_factory, context) -> Graph:
         raise PassFailure(f"Call python replacement failed: {type(exc).__name__}: {exc}",
                           tb=exc.__traceback__) from None
     if not isinstance(rep, Graph):
-        raise PassFailure(f"replacement must return ge.graph.Graph, got {type(rep).__name__}")
+        raise PassFailure(f"replacement must return ge.graph.Graph, got {type(rep).__name__}",
+                          hook="replacement")
     return rep
 
 
@@ -333,7 +350,7 @@ def _run_decompose(instance, desc, graph: Graph, context, stats, stage) -> None:
                               tb=exc.__traceback__) from None
         if not isinstance(rep, Graph):
             raise PassFailure(f"replacement must return ge.graph.Graph, got "
-                              f"{type(rep).__name__}")
+                              f"{type(rep).__name__}", hook="replacement")
         producers = boundary_producers_of_node(node)
         inputs = [[(node, i) for i, e in enumerate(node.inputs()) if e == p] for p in producers]
         outputs = [(node, j) for j in range(node.num_outputs)]

@@ -83,6 +83,17 @@ def test_failure_results_raise_e13028_with_location(result, retcode, fragment):
     assert "test_runner.py:" in err.message and "stage BeforeInferShape" in err.message
 
 
+def test_failure_status_points_at_the_run_def():
+    @register_fusion_pass(name="StatusLine", stage=BIS)
+    class P(FusionBasePass):
+        def run(self, graph, context):
+            return 3
+    line = P.run.__code__.co_firstlineno
+    with pytest.raises(GeError) as info:
+        run_stage(simple_graph(), BIS, {}, FusionReport())
+    assert f"test_runner.py:{line}," in info.value.message
+
+
 def test_context_error_message_is_the_reason():
     @register_fusion_pass(name="Ctx", stage=BIS)
     class P(FusionBasePass):
