@@ -3,7 +3,10 @@ into every cache key (compiler path + version, flags, OpenBLAS library path + sh
 
 `build()` runs an argv list (no shell) in a private temporary directory with fixed file names
 (`kernel.c` -> `kernel.so`) and `-ffile-prefix-map`, so the same source gives the same bytes in
-any directory and any process.  It knows nothing about ops or the cache.
+any directory and any process.  The directory is named `ge_kernel_<host>-<pid>-<rand>` under
+the temp root, and the compiler's own temporaries go inside it (TMPDIR), so a killed compile
+leaves one recognisable directory, which the next compile_ops removes (clean_stale_build_dirs).
+It knows nothing about ops or the cache.
 """
 from __future__ import annotations
 
@@ -12,16 +15,19 @@ import hashlib
 import os
 import re
 import shutil
+import socket
 import subprocess
 import tempfile
 from dataclasses import dataclass
 
 from ge.errors import GeError
 
-__all__ = ["Toolchain", "toolchain", "build", "compile_flags", "KernelBuildError"]
+__all__ = ["Toolchain", "toolchain", "build", "compile_flags", "KernelBuildError",
+           "clean_stale_build_dirs"]
 
 CC = "cc"
 BASE_FLAGS = ("-std=c99", "-O2", "-fPIC", "-shared", "-fno-ident")
+BUILD_PREFIX = "ge_kernel_"
 BLAS_HEADER_DIRS = ("/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu",
                     "/usr/include/openblas", "/usr/include")
 
@@ -104,19 +110,51 @@ def link_libs(needs_blas: bool) -> list:
     return (["-lopenblas"] if needs_blas else []) + ["-lm"]
 
 
+def _host() -> str:
+    return "".join(c if c.isalnum() else "_" for c in socket.gethostname())[:32] or "host"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stale_build_dirs(temp_root: str = "") -> list:
+    """Remove `ge_kernel_<host>-<pid>-*` build directories of dead processes of this host."""
+    temp_root = temp_root or tempfile.gettempdir()
+    prefix = f"{BUILD_PREFIX}{_host()}-"
+    removed = []
+    try:
+        names = sorted(os.listdir(temp_root))
+    except OSError:
+        return removed
+    for name in names:
+        pid = name[len(prefix):].split("-", 1)[0]
+        if name.startswith(prefix) and pid.isdigit() and not _pid_alive(int(pid)):
+            shutil.rmtree(os.path.join(temp_root, name), ignore_errors=True)
+            removed.append(name)
+    return removed
+
+
 def build(source: str, needs_blas: bool, debug_flags: tuple = (), what: str = "") -> bytes:
     """Compile one translation unit into a shared object and return its bytes."""
     tc = toolchain()
     if needs_blas and not tc.blas_lib:
         raise KernelBuildError("EP0110", {"reason": "OpenBLAS not installed"},
                                f"Kernel {what} needs OpenBLAS (libopenblas-dev), not installed.")
-    with tempfile.TemporaryDirectory(prefix="ge_kernel_") as work:
+    with tempfile.TemporaryDirectory(prefix=f"{BUILD_PREFIX}{_host()}-{os.getpid()}-") as work:
         with open(os.path.join(work, "kernel.c"), "w", encoding="utf-8") as f:
             f.write(source)
         argv = ([tc.cc_path] + compile_flags(needs_blas, debug_flags)
                 + [f"-ffile-prefix-map={work}=.", "-o", "kernel.so", "kernel.c"]
                 + link_libs(needs_blas))
-        proc = subprocess.run(argv, cwd=work, capture_output=True, text=True, check=False)
+        proc = subprocess.run(argv, cwd=work, capture_output=True, text=True, check=False,
+                              env=dict(os.environ, TMPDIR=work))
         if proc.returncode != 0:
             raise KernelBuildError(
                 "EP0110", {"kernel": what, "reason": proc.stderr[-2000:]},

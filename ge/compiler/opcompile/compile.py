@@ -20,7 +20,7 @@ from typing import Mapping, Optional
 from ge.errors import GeError, warn
 from ge.compiler import cache as kcache
 from ge.compiler.engines import ATTR_ENGINE, COMPILED_ENGINES
-from .build import build, compile_flags, link_libs, toolchain
+from .build import build, clean_stale_build_dirs, compile_flags, link_libs, toolchain
 from .cgen import ABI_VERSION, KERNEL_SYMBOL, Unsupported
 from .generators import generator_for
 from .signature import signature_of
@@ -118,6 +118,8 @@ def compile_ops(graph, options: Mapping[str, str]) -> CompiledKernels:
     # nothing to compile (e.g. every op on AiCpu): the cache directory is not even opened
     cache = kcache.KernelCache.open(settings) if settings.enabled and nodes else None
     stats = cache.stats if cache else kcache.CacheStats()
+    if nodes:
+        clean_stale_build_dirs()        # build directories of killed compiles on this host
     tasks: dict = {}
     node_task: list = []
     for node in nodes:
