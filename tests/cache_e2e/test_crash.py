@@ -112,27 +112,48 @@ def test_corrupt_entry_is_never_used_and_is_recompiled_with_a_warning(pyatc, ref
     assert pyatc.cache_cli("verify", "--dir", str(cwd / "cache")).returncode == 0
 
 
+def _own_temporaries(cache, pid: int) -> list:
+    return [n for n in temporaries(cache) if _pid_of_temporary(n) == pid]
+
+
+def _wait_for_publish(proc, cache, deadline: float) -> None:
+    """Poll until the compile has a cache temporary of its own (a publish in progress) or
+    ends."""
+    while proc.poll() is None and time.monotonic() < deadline:
+        if _own_temporaries(cache, proc.pid):
+            return
+        time.sleep(0.002)
+
+
 def test_random_sigkills_of_pyatc(pyatc, reference, tmp_path):
+    """Half of the kills at a random time after start, half a random few ms after a publish
+    began; half of the runs in force mode (every kernel republished)."""
     ref_om, seconds = reference
     rnd = random.Random(20261130)
     cwd = tmp_path / "kills"
     window = max(seconds, 0.5) * 1.1
-    kills = attempts = 0
+    kills = attempts = mid_publish = 0
     while kills < 10:
         attempts += 1
         assert attempts <= 25, f"only {kills} kills landed in {attempts - 1} attempts"
-        flags = (CACHE_FLAG,) + ((FORCE_FLAG,) if rnd.random() < 0.4 else ())
+        flags = (CACHE_FLAG,) + ((FORCE_FLAG,) if rnd.random() < 0.5 else ())
         proc, finish = pyatc.start(cwd, "tiny", *flags, quiet=True)
-        time.sleep(rnd.uniform(0.05, window))
+        if rnd.random() < 0.5:
+            time.sleep(rnd.uniform(0.05, window))
+        else:
+            _wait_for_publish(proc, cwd / "cache", time.monotonic() + 5 * window)
+            time.sleep(rnd.uniform(0.0, 0.01))
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)      # the compile and its cc children
         res = finish()
         if res.rc == -signal.SIGKILL:
             kills += 1
+            mid_publish += bool(_own_temporaries(cwd / "cache", proc.pid))
         else:
             assert res.rc == 0
             window *= 0.8                           # it finished first: aim earlier
         _assert_nothing_partial(cwd, ref_om)
+    assert mid_publish >= 2, "too few kills landed inside a publish"
     res = pyatc.run(cwd, "tiny", CACHE_FLAG).ok()
     assert res.om.read_bytes() == ref_om
     assert temporaries(cwd / "cache") == [] and om_temporaries(cwd) == []
@@ -140,3 +161,5 @@ def test_random_sigkills_of_pyatc(pyatc, reference, tmp_path):
     assert len(entries(cwd / "cache")) == KERNELS
     verify = pyatc.cache_cli("verify", "--dir", str(cwd / "cache"))
     assert verify.returncode == 0, verify.stdout
+    # the kernel build directories of the killed compiles were removed by the last run
+    assert not [n for n in os.listdir(pyatc.tmp / "tmpdir") if n.startswith("ge_kernel_")]
