@@ -23,7 +23,7 @@ from enum import IntEnum
 from ge.errors import GeError
 
 __all__ = ["PartitionType", "OmHeader", "Partition", "pack_header", "unpack_header",
-           "pack_table", "unpack_tables", "pack_kernel_store", "unpack_kernel_store",
+           "pack_table", "table_size", "unpack_tables", "pack_kernel_store", "unpack_kernel_store",
            "pack_inout_info", "unpack_inout_info", "TensorInfo", "HEADER_SIZE", "MAGIC",
            "MODEL_VERSION", "om_error"]
 
@@ -152,14 +152,33 @@ _ENTRY = struct.Struct("<IIQQ")
 _TINY_ENTRY = struct.Struct("<III")
 
 
-def pack_table(payloads: list[tuple[int, bytes]]) -> bytes:
-    """One 64-bit table followed by its payloads (offsets = running sum from 0)."""
-    out = [_TABLE_HEAD.pack(len(payloads), 0)]
+def _payload_size(data) -> int:
+    return len(data) if isinstance(data, (bytes, bytearray, memoryview)) else \
+        sum(len(part) for part in data)
+
+
+def pack_table(payloads: list, prefix: bytes = b"") -> bytes:
+    """`prefix`, then one 64-bit table followed by its payloads (offsets = running sum from
+    0).  A payload is bytes or a list of byte strings (its parts); everything is joined once,
+    so large payloads are copied once."""
+    out = [prefix, _TABLE_HEAD.pack(len(payloads), 0)]
     offset = 0
     for ptype, data in payloads:
-        out.append(_ENTRY.pack(int(ptype), 0, offset, len(data)))
-        offset += len(data)
-    return b"".join(out) + b"".join(data for _, data in payloads)
+        size = _payload_size(data)
+        out.append(_ENTRY.pack(int(ptype), 0, offset, size))
+        offset += size
+    for _, data in payloads:
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            out.append(data)
+        else:
+            out.extend(data)
+    return b"".join(out)
+
+
+def table_size(payloads: list) -> int:
+    """len(pack_table(payloads)) without building it."""
+    return _TABLE_HEAD.size + len(payloads) * _ENTRY.size + \
+        sum(_payload_size(data) for _, data in payloads)
 
 
 def _check_entry(source, ptype, size, where, seen) -> None:

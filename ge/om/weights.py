@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from ge.errors import GeError
 
-__all__ = ["WEIGHTS_START", "WEIGHTS_ALIGN", "extract_weights", "restore_weights", "const_ops"]
+__all__ = ["WEIGHTS_START", "WEIGHTS_ALIGN", "extract_weights", "weight_parts", "restore_weights",
+           "const_ops"]
 
 WEIGHTS_START = 512   # kWeightsStartOffset
 WEIGHTS_ALIGN = 512   # MEM_ALIGN_SIZE
@@ -33,29 +34,53 @@ def const_ops(model_def):
                 yield graph_def, op
 
 
+# Constants up to this size are deduplicated through a dict keyed by their bytes; larger ones
+# by comparing with the earlier constants of the same size (hashing 100 MB of weights costs
+# more than the few memcmp calls that usually stop at the first bytes).
+_HASHED_MAX = 64 << 10
+
+
 def extract_weights(model_def) -> bytes:
     """Move every Const tensor's bytes into one weights blob (in place); returns the blob.
 
     Returns b"" when the model has no constant bytes at all (WEIGHTS_DATA is then omitted).
     """
-    blob = bytearray(WEIGHTS_START)
-    offset_of: dict[bytes, int] = {}
+    return b"".join(weight_parts(model_def))
+
+
+def weight_parts(model_def) -> list:
+    """`extract_weights` as the list of byte strings that make up the blob ([] when empty),
+    so the writer copies the weights once, into the file image."""
+    parts = [bytes(WEIGHTS_START)]
+    end = WEIGHTS_START
+    small: dict[bytes, int] = {}
+    large: dict[int, list[tuple[bytes, int]]] = {}
+    found = False
     for _, op in const_ops(model_def):
+        found = True
         tensor = op.attr["value"].t
-        data = bytes(tensor.data)
-        if data not in offset_of:
-            offset_of[data] = _round_up(len(blob), WEIGHTS_ALIGN)
-            blob.extend(bytes(offset_of[data] - len(blob)))
-            blob.extend(data)
-        offset = offset_of[data]
+        data = tensor.data
+        if len(data) <= _HASHED_MAX:
+            offset = small.get(data)
+        else:
+            same_size = large.setdefault(len(data), [])
+            offset = next((off for seen, off in same_size if seen == data), None)
+        if offset is None:
+            offset = _round_up(end, WEIGHTS_ALIGN)
+            parts += [bytes(offset - end), data]
+            end = offset + len(data)
+            if len(data) <= _HASHED_MAX:
+                small[data] = offset
+            else:
+                same_size.append((data, offset))
         tensor.data = b""
         tensor.desc.data_offset, tensor.desc.weight_size = offset, len(data)
         if op.output_desc:
             op.output_desc[0].data_offset, op.output_desc[0].weight_size = offset, len(data)
-    if not offset_of or len(blob) == WEIGHTS_START:
-        return b""
-    blob.extend(bytes(_round_up(len(blob) + _TAIL, WEIGHTS_ALIGN) - len(blob)))
-    return bytes(blob)
+    if not found or end == WEIGHTS_START:
+        return []
+    parts.append(bytes(_round_up(end + _TAIL, WEIGHTS_ALIGN) - end))
+    return parts
 
 
 def restore_weights(model_def, weights: bytes, source: str = "<memory>") -> None:

@@ -29,8 +29,9 @@ from ge.graph.types import AttrValueType as VT, dtype_size
 
 from . import proto_schema as pb
 from .container import (HEADER_SIZE, OmHeader, PartitionType, TensorInfo, fixed_str,
-                        pack_header, pack_inout_info, pack_kernel_store, pack_table)
-from .weights import extract_weights
+                        pack_header, pack_inout_info, pack_kernel_store, pack_table,
+                        table_size)
+from .weights import weight_parts
 
 __all__ = ["OmContent", "build_om", "write_om", "host_target", "TARGET_ATTR", "FAULT_ENV",
            "FAULT_STEPS", "clean_stale_temporaries"]
@@ -146,7 +147,11 @@ def _model_def_of(content: OmContent):
 def build_om(content: OmContent) -> bytes:
     """The bytes of the OM file for `content` (deterministic)."""
     model_def = _model_def_of(content)
-    weights = extract_weights(model_def) if content.weights is None else bytes(content.weights)
+    if content.weights is None:
+        weights = weight_parts(model_def)                  # parts: joined once, into the file
+    else:
+        weights = [bytes(content.weights)] if content.weights else []
+    weights_size = sum(len(part) for part in weights)
     tbe = pack_kernel_store(content.kernels)
     cust = pack_kernel_store(content.cust_aicpu_kernels)
 
@@ -156,7 +161,7 @@ def build_om(content: OmContent) -> bytes:
     task_def.memory_size = task_def.memory_size or content.memory_size
     task_def.stream_num = task_def.stream_num or max(content.stream_num, 1)
     task_def.event_num = task_def.event_num or content.event_num
-    task_def.weight_size = task_def.weight_size or len(weights)
+    task_def.weight_size = task_def.weight_size or weights_size
     task = task_def.SerializeToString(deterministic=True)
 
     os_name, cpu = content.target or host_target()
@@ -167,11 +172,11 @@ def build_om(content: OmContent) -> bytes:
         ("framework_type", VT.VT_STRING,
          FRAMEWORK_NAMES.get(content.framework_type, content.framework_type)),
         ("memory_size", VT.VT_INT, content.memory_size),
-        ("weight_size", VT.VT_INT, len(weights)),
+        ("weight_size", VT.VT_INT, weights_size),
         ("stream_num", VT.VT_INT, max(content.stream_num, 1)),
         ("event_num", VT.VT_INT, content.event_num),
         ("label_num", VT.VT_INT, 0),
-        ("om_info_list", VT.VT_LIST_INT, [len(weights), len(tbe), len(cust), len(task), 0]),
+        ("om_info_list", VT.VT_LIST_INT, [weights_size, len(tbe), len(cust), len(task), 0]),
         ("host_env_os", VT.VT_STRING, os_name),
         ("host_env_cpu", VT.VT_STRING, cpu),
         (TARGET_ATTR, VT.VT_STRING, f"host-{os_name}-{cpu}"),
@@ -197,17 +202,16 @@ def build_om(content: OmContent) -> bytes:
                                                     PartitionType.CUST_AICPU_KERNELS):
             raise GeError("EP0301", {"reason": f"{ptype.name} exceeds 4 GiB"},
                           f"Cannot build the OM: partition {ptype.name} exceeds 4 GiB.")
-    body = pack_table(payloads)
     header = OmHeader(
         name=fixed_str(model_def.name, 32),
         platform_version=fixed_str(ser.PLATFORM_VERSION, 20),
         om_ir_version=ser.IR_VERSION,
-        model_length=len(body),
+        model_length=table_size(payloads),
         # our kernels are native code for the host: loaders must compare host_env_os/cpu
         need_check_os_cpu_info=1 if content.kernels or content.cust_aicpu_kernels else 0,
         is_unknow_model=1 if content.is_unknown_shape else 0,
     )
-    return pack_header(header) + body
+    return pack_table(payloads, prefix=pack_header(header))
 
 
 def _fault_point(step: str) -> None:
