@@ -148,7 +148,7 @@ def tensor_to_proto(tensor: Tensor, out) -> None:
     if tensor.data_type == DataType.DT_STRING:
         out.data = _string_tensor_bytes(array)
     else:
-        out.data = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<")).tobytes()
+        out.data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).tobytes()
 
 
 def tensor_from_proto(td, source: str = "<memory>") -> Tensor:
