@@ -109,9 +109,9 @@ def test_om_graph_matches_onnxruntime(name, compiled, model_path):
 
 def randomize_weights(model: onnx.ModelProto, seed: int) -> onnx.ModelProto:
     """Every ConstantOfShape becomes a Constant holding seeded random values of its shape (its
-    shape initializer is dropped), and every float initializer is redrawn: He-normal for rank >= 2 (fan-in = product of the other
-    dims), per-channel vectors in [0.5, 1.5] for BatchNormalization scale/variance and
-    N(0, 0.1) otherwise, so activations stay O(1) through the network."""
+    shape initializer is dropped), and every float initializer is redrawn: He-normal for
+    rank >= 2 (fan-in = product of the other dims), vectors in [0.5, 1.5] for a
+    BatchNormalization scale/variance and N(0, 0.1) otherwise: activations stay O(1)."""
     rng = np.random.default_rng(seed)
     model = onnx.ModelProto.FromString(model.SerializeToString())
     inits = {t.name: t for t in model.graph.initializer}
