@@ -164,6 +164,16 @@ CODES: tuple[Code, ...] = (
     Code("EP0112", "Kernel_Load_Error", "A cached or embedded kernel failed its integrity or ABI "
          "check.", solution="Recompile with --op_compiler_cache_mode=force.", ours=True),
     Code("EP0301", "Om_Write_Error", "Cannot build the OM. Reason: {reason}.", ours=True),
+    Code("EP0401", "Runtime_Target_Mismatch",
+         "The OM {file} was not built for this host ({host}).",
+         solution="Compile the model on this kind of host with pyatc.", ours=True),
+    Code("EP0402", "Runtime_Unsupported_Op", "The runtime cannot execute op {opname} ({optype}).",
+         ours=True),
+    Code("EP0403", "Runtime_Invalid_Input", "Invalid model input: {reason}.", ours=True),
+    Code("EP0404", "Runtime_Invalid_Memory_Plan",
+         "The memory plan of op {opname} is invalid: {reason}.", ours=True),
+    Code("EP0405", "Runtime_Kernel_Failed", "Op {opname} ({optype}) failed: {reason}.",
+         ours=True),
     # ---- warnings ------------------------------------------------------------------------
     Code("WP0001", "Option_Without_Effect",
          "Option --{parameter}={value} is accepted but has no effect in this implementation "
