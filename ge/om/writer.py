@@ -20,7 +20,7 @@ import signal
 import socket
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, Union
 
 from ge.errors import GeError
 from ge.graph import serialize as ser
@@ -57,8 +57,9 @@ class OmContent:
     """Everything an OM is made of.  Give either `graph` or a ready `model_def`.
 
     weights: None -> Const tensors are moved out of the ModelDef into WEIGHTS_DATA (512-byte
-      aligned, identical constants shared); bytes -> used as is (the ModelDef must already
-      point into them).
+      aligned, identical constants shared); bytes, or a list of byte strings that make up
+      the blob (`weight_parts`, copied once into the file image) -> used as is (the ModelDef
+      must already point into them).
     task_def: a domi.ModelTaskDef; its memory_size/stream_num/event_num/weight_size are filled
       from the fields below when left 0.
     kernels / cust_aicpu_kernels: (kernel name, binary) pairs for TBE_KERNELS /
@@ -69,7 +70,7 @@ class OmContent:
     """
     graph: object = None
     model_def: object = None
-    weights: Optional[bytes] = None
+    weights: Optional[Union[bytes, list]] = None
     task_def: object = None
     kernels: Sequence[tuple[str, bytes]] = ()
     cust_aicpu_kernels: Sequence[tuple[str, bytes]] = ()
@@ -149,8 +150,10 @@ def build_om(content: OmContent) -> bytes:
     model_def = _model_def_of(content)
     if content.weights is None:
         weights = weight_parts(model_def)                  # parts: joined once, into the file
-    else:
+    elif isinstance(content.weights, (bytes, bytearray, memoryview)):
         weights = [bytes(content.weights)] if content.weights else []
+    else:
+        weights = [part for part in content.weights if part]
     weights_size = sum(len(part) for part in weights)
     tbe = pack_kernel_store(content.kernels)
     cust = pack_kernel_store(content.cust_aicpu_kernels)
