@@ -91,11 +91,12 @@ def build_tasks(model_def):
 
 
 def build_om_content(compiled, atc_cmdline: str = ""):
-    from ge.om import OmContent, extract_weights
+    from ge.om import OmContent
+    from ge.om.weights import weight_parts
     ctx = compiled.context
     options = compiled.options
     model_def = ser.graph_to_model_def(compiled.graph)
-    weights = extract_weights(model_def)
+    weights = weight_parts(model_def)  # joined once, by the writer, into the file image
     _fill_addresses(model_def, ctx.memory)
     kernels = getattr(ctx.kernels, "kernels", None) or ()
     task_def = build_tasks(model_def)
