@@ -76,7 +76,7 @@ def fold_conv_batchnorm(graph: Graph) -> int:
     return count
 
 
-MATMUL_BIAS_SLOT = {"MatMulV2": 2, "BatchMatMulV2": 2}
+MATMUL_BIAS_SLOT = {"MatMul": 2, "MatMulV2": 2, "BatchMatMulV2": 2}  # IR slot of `bias`
 
 
 def fuse_matmul_add(graph: Graph) -> int:
