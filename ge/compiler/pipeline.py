@@ -38,6 +38,7 @@ def _pass_stage(stage_name: str) -> Callable:
 
 def _infer(graph: Graph, ctx: BuildContext) -> None:
     prepare.infer_shapes(graph)
+    prepare.resolve_attrs(graph)
 
 
 def _prepare(graph: Graph, ctx: BuildContext) -> None:

@@ -1,4 +1,5 @@
-"""Graph preparation: shape inference, constant folding, Identity/Dropout removal."""
+"""Graph preparation: shape inference, constant folding, Identity/Dropout removal, attributes
+resolved from the inferred shapes (`OpDef.resolve`)."""
 from __future__ import annotations
 
 import logging
@@ -159,6 +160,26 @@ def remove_bypass_ops(graph: Graph) -> int:
     return removed
 
 
+def resolve_attrs(graph: Graph) -> int:
+    """Apply every op's `OpDef.resolve` (attributes fixed by the now-known input shapes, e.g.
+    ONNX auto_pad into explicit pads), subgraphs included.  Returns the nodes changed."""
+    changed = 0
+    for g in [graph] + graph.get_all_subgraphs():
+        for node in g.topo_order():
+            opdef = ops.get(node.type)
+            if opdef is None or opdef.resolve is None:
+                continue
+            updates = opdef.resolve(ops.infer_ctx(node, opdef=opdef))
+            for key, value in updates.items():
+                spec = opdef.attr_spec(key)
+                if spec is not None:
+                    node.set_attr_kind(key, spec.kind, value)
+                else:
+                    node.set_attr(key, value)
+            changed += bool(updates)
+    return changed
+
+
 def prepare(graph: Graph) -> None:
     """Every model needs this: shapes, folding (light models build weights with
     ConstantOfShape), no-op removal, dead code."""
@@ -169,6 +190,8 @@ def prepare(graph: Graph) -> None:
         fold_constants(g)
         remove_dead_nodes(g)
     infer_shapes(graph)
+    resolve_attrs(graph)
 
 
-__all__ = ["infer_shapes", "fold_constants", "remove_bypass_ops", "prepare", "CONST_TYPES"]
+__all__ = ["infer_shapes", "fold_constants", "remove_bypass_ops", "resolve_attrs", "prepare",
+           "CONST_TYPES"]

@@ -48,6 +48,11 @@ class InferCtx:
 
 Infer = Callable[[InferCtx], list]        # -> list[(shape tuple, DataType)], one per output
 Kernel = Callable[[list, dict], list]     # (input arrays (None if absent), attrs) -> outputs
+# Attribute values fixed once the input shapes are known (e.g. ONNX auto_pad resolved into
+# explicit pads): InferCtx -> {attr name: new value}; empty when nothing changes.  The compiler
+# applies it after shape inference (ge.compiler.prepare.resolve_attrs), so that kernel
+# generators and every later consumer see only the explicit form.
+Resolve = Callable[[InferCtx], dict]
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,7 @@ class OpDef:
     attrs: tuple = ()       # tuple[AttrSpec]
     infer: Optional[Infer] = None
     kernel: Optional[Kernel] = None
+    resolve: Optional[Resolve] = None
     subgraphs: tuple = ()   # IR subgraph names, e.g. ("then_branch", "else_branch")
     engines: tuple = ()     # engines that support the op, filled by ge.compiler.engines
     kernel_gen: Optional[Callable] = None  # C kernel generator hook (ge.compiler.kernels)

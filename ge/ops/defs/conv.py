@@ -9,6 +9,7 @@ per dim of data_format (or one per spatial dim); `pads` are [begin, end] per spa
 
 The extra String attr `auto_pad` copied by the ONNX parser (SAME_UPPER, SAME_LOWER, VALID,
 NOTSET) overrides `pads` with ONNX semantics; ConvTranspose's extra `output_shape` too.
+Conv2D/Conv3D `resolve` turns auto_pad into explicit pads once shapes are known.
 """
 from __future__ import annotations
 
@@ -176,6 +177,22 @@ def _conv_infer(nsp):
     return infer
 
 
+def _conv_resolve(nsp):
+    """auto_pad SAME_UPPER / SAME_LOWER / VALID → explicit `pads` and auto_pad NOTSET, once
+    the input and filter shapes are static (kernel generators read only `pads`)."""
+    def resolve(ctx):
+        auto = str(ctx.attrs.get("auto_pad") or "NOTSET").upper()
+        xs, ws = shape_of(ctx, 0), shape_of(ctx, 1)
+        if auto in ("", "NOTSET") or xs is None or ws is None:
+            return {}
+        _, _, sp, ksp, _, _ = _split_shapes(ctx.attrs["data_format"], xs, ws, nsp, False)
+        if any(d < 0 for d in sp + ksp):
+            return {}
+        _, _, pb, pe = _conv_geometry(ctx, ctx.attrs, sp, ksp, nsp)
+        return {"pads": [v for pair in zip(pb, pe) for v in pair], "auto_pad": "NOTSET"}
+    return resolve
+
+
 # ---- transposed convolution ----------------------------------------------------------------
 
 def _transpose_geometry(ctx, attrs, in_sp, k_sp, nsp, input_size):
@@ -275,9 +292,11 @@ _TAIL = (Port("bias", "optional"), Port("offset_w", "optional"))
 
 register(OpDef("Conv2D", inputs=(Port("x"), Port("filter")) + _TAIL, outputs=(Port("y"),),
                attrs=_attrs(2, "NHWC", False), infer=_conv_infer(2), kernel=_conv_kernel(2),
+               resolve=_conv_resolve(2),
                family=FAMILY, doc="2-D convolution"))
 register(OpDef("Conv3D", inputs=(Port("x"), Port("filter")) + _TAIL, outputs=(Port("y"),),
                attrs=_attrs(3, "NDHWC", False), infer=_conv_infer(3), kernel=_conv_kernel(3),
+               resolve=_conv_resolve(3),
                family=FAMILY, doc="3-D convolution"))
 register(OpDef("Conv2DTranspose", inputs=(Port("input_size"), Port("x"), Port("filter")) + _TAIL,
                outputs=(Port("y"),), attrs=_attrs(2, "NHWC", True), infer=_transpose_infer(2),
