@@ -65,6 +65,14 @@ CASES = [
                                                    .astype(np.float32)),
                          d(R.uniform(-1, 1, (2, 1, 2, 2, 2)).astype(np.float32))],
      {"strides": [1, 1, 2, 2, 2], "pads": [0] * 6, "data_format": "NCDHW"}, None),
+    # ONNX Pow: the result has the base's dtype whatever the exponent's
+    ("Pow", [d(np.array([1, 2, 3], np.int64)), d(np.array([2.0, 0.5, 2.0], np.float32))], {},
+     lambda: np.array([1, 1, 9], np.int64)),
+    # reductions over an empty set give the identity (ONNX)
+    ("ReduceMax", [d(np.zeros((2, 0, 4), np.float32)), c(np.array([1]))], {"keep_dims": True},
+     lambda: np.full((2, 1, 4), -np.inf, np.float32)),
+    ("ReduceMin", [d(np.zeros((2, 0, 4), np.int32)), c(np.array([1]))], {},
+     lambda: np.full((2, 4), np.iinfo(np.int32).max, np.int32)),
 ]
 
 

@@ -48,27 +48,30 @@ def _true_div(a, b):
 
 
 def _pow(a, b):
-    if a.dtype.kind in "iu":
-        return np.power(a.astype(np.float64), b).astype(a.dtype)
+    if a.dtype.kind in "iu" or a.dtype != b.dtype:
+        with np.errstate(all="ignore"):
+            return np.power(a.astype(np.float64), b.astype(np.float64))
     return np.power(a, b)
 
 
-# name, numpy function (a, b), result is bool
+# name, numpy function (a, b), result dtype rule: "promote" (both inputs cast to the promoted
+# dtype first), "bool", or "first" (computed on the inputs as given, result in x1's dtype:
+# ONNX Pow, whose result type is the base's whatever the exponent's type)
 BINARY = (
-    ("Add", np.add, False),
-    ("Sub", np.subtract, False),
-    ("Mul", np.multiply, False),
-    ("RealDiv", _true_div, False),
-    ("Pow", _pow, False),
-    ("Maximum", np.maximum, False),
-    ("Minimum", np.minimum, False),
-    ("Equal", np.equal, True),
-    ("Less", np.less, True),
-    ("Greater", np.greater, True),
-    ("LessEqual", np.less_equal, True),
-    ("GreaterEqual", np.greater_equal, True),
-    ("LogicalAnd", np.logical_and, True),
-    ("LogicalOr", np.logical_or, True),
+    ("Add", np.add, "promote"),
+    ("Sub", np.subtract, "promote"),
+    ("Mul", np.multiply, "promote"),
+    ("RealDiv", _true_div, "promote"),
+    ("Pow", _pow, "first"),
+    ("Maximum", np.maximum, "promote"),
+    ("Minimum", np.minimum, "promote"),
+    ("Equal", np.equal, "bool"),
+    ("Less", np.less, "bool"),
+    ("Greater", np.greater, "bool"),
+    ("LessEqual", np.less_equal, "bool"),
+    ("GreaterEqual", np.greater_equal, "bool"),
+    ("LogicalAnd", np.logical_and, "bool"),
+    ("LogicalOr", np.logical_or, "bool"),
 )
 
 
@@ -167,19 +170,23 @@ def _promoted(arrays):
     return np_dtype(dt)
 
 
-def binary_kernel(fn, is_bool):
+def binary_kernel(fn, rule):
     def kernel(ins, attrs):
         a, b = ins[0], ins[1]
+        if rule == "first":
+            return [np.asarray(fn(a, b)).astype(a.dtype, copy=False)]
         dt = _promoted([a, b])
         y = np.asarray(fn(a.astype(dt, copy=False), b.astype(dt, copy=False)))
-        return [y.astype(np.bool_ if is_bool else dt, copy=False)]
+        return [y.astype(np.bool_ if rule == "bool" else dt, copy=False)]
     return kernel
 
 
-def binary_infer(is_bool):
+def binary_infer(rule):
     def infer(ctx):
         shape, dt = infer_broadcast(ctx)[0]
-        return [(shape, DT.DT_BOOL if is_bool else dt)]
+        if rule == "first":
+            dt = dtype_of(ctx, 0)
+        return [(shape, DT.DT_BOOL if rule == "bool" else dt)]
     return infer
 
 
@@ -221,9 +228,9 @@ def kernel_clip(ins, attrs):
     return [np.minimum(np.maximum(x, lo.astype(x.dtype)), hi.astype(x.dtype)).astype(x.dtype)]
 
 
-for _name, _fn, _is_bool in BINARY:
+for _name, _fn, _rule in BINARY:
     register(OpDef(_name, inputs=(Port("x1"), Port("x2")), outputs=(Port("y"),),
-                   infer=binary_infer(_is_bool), kernel=binary_kernel(_fn, _is_bool),
+                   infer=binary_infer(_rule), kernel=binary_kernel(_fn, _rule),
                    family=FAMILY, doc=f"broadcast {_name}"))
 
 for _name, _fn, _rule, _attrs in UNARY:

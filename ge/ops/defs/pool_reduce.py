@@ -215,12 +215,29 @@ def _mean(x, axis, keepdims):
     return x.astype(np.float64).mean(axis=axis, keepdims=keepdims)
 
 
+def _extreme(fn, largest: bool):
+    """Max / min whose reduction over an empty set gives the identity (ONNX): -inf / +inf
+    for floats, the dtype's lowest / highest value for integers."""
+    def reduce(x, axis, keepdims):
+        if x.dtype.kind == "f":
+            initial = -np.inf if largest else np.inf
+        elif x.dtype.kind in "iu":
+            info = np.iinfo(x.dtype)
+            initial = info.min if largest else info.max
+        else:
+            initial = not largest if x.dtype.kind == "b" else None
+        if initial is None or x.size:
+            return fn(x, axis=axis, keepdims=keepdims)
+        return fn(x, axis=axis, keepdims=keepdims, initial=initial)
+    return reduce
+
+
 # name, numpy reduction (x, axis, keepdims)
 REDUCTIONS = (
     ("ReduceMean", _mean),
     ("ReduceSum", lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims)),
-    ("ReduceMax", lambda x, axis, keepdims: np.max(x, axis=axis, keepdims=keepdims)),
-    ("ReduceMin", lambda x, axis, keepdims: np.min(x, axis=axis, keepdims=keepdims)),
+    ("ReduceMax", _extreme(np.max, True)),
+    ("ReduceMin", _extreme(np.min, False)),
 )
 
 

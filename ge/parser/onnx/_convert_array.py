@@ -253,19 +253,30 @@ def arg_max(ctx: NodeCtx) -> list:
     return [y]
 
 
+def _top_k_outputs(ctx: NodeCtx, node) -> list:
+    """IR TopK indices are int32 (CANN proto); ONNX's are int64: a Cast follows when the
+    indices are used (docs/parser.md, deviations)."""
+    indices = (node, 1)
+    if len(ctx.used) > 1 and ctx.used[1]:
+        indices = (ctx.emit("Cast", [indices], {"dst_type": int(DT.DT_INT64)},
+                            suffix="Cast_indices"), 0)
+    return [(node, 0), indices]
+
+
 def top_k_v1(ctx: NodeCtx) -> list:
     if not ctx.has_attr("k"):
         refuse("the k attribute is required")
     k = ctx.const_node(np.int32(int(ctx.attr("k"))), suffix="k")
     node = ctx.emit("TopK", [ctx.ins[0], k], {"dim": int(ctx.attr("axis", -1))}, suffix="TopK",
                     num_outputs=2)
-    return [(node, 0), (node, 1)]
+    return _top_k_outputs(ctx, node)
 
 
 def top_k(ctx: NodeCtx) -> list:
     attrs = {"dim": int(ctx.attr("axis", -1)), "largest": bool(ctx.attr("largest", 1)),
              "sorted": bool(ctx.attr("sorted", 1))}
-    return ctx.one("TopK", ctx.ins, attrs, num_outputs=2)
+    node = ctx.emit("TopK", ctx.ins, attrs, suffix="TopK", num_outputs=2)
+    return _top_k_outputs(ctx, node)
 
 
 def scatter_nd(ctx: NodeCtx) -> list:

@@ -1,0 +1,34 @@
+"""Mapping rows that deviate from (or go past) CANN's tables so that the numbers match ONNX:
+structure after, a refusal where one remains, and numbers through the reference interpreter
+(docs/parser.md, "Deviations")."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+from ge.errors import GeError
+from ge.graph import DataType
+from ge.parser.onnx import parse_onnx
+
+from ._models import model, single, vi
+from .test_mappings import attrs, compute_nodes, only, src
+
+
+def _types(graph):
+    return [n.type for n in compute_nodes(graph)]
+
+
+def test_topk_indices_are_cast_to_int64():
+    m = single("TopK", inputs=("x", "k"), outputs=("v", "i"), opset=11,
+               inits=[("k", np.array([2], np.int64))])
+    g = parse_onnx(m)
+    cast = only(g, "Cast")
+    assert src(cast, 0).type == "TopK" and cast.input(0)[1] == 1
+    assert attrs(cast)["dst_type"] == int(DataType.DT_INT64)
+
+
+def test_topk_unused_indices_get_no_cast():
+    m = model([helper.make_node("TopK", ["x", "k"], ["v", "i"], name="t")],
+              [vi("x", [2, 5])], [vi("v", None)], [("k", np.array([2], np.int64))], opset=11)
+    assert "Cast" not in _types(parse_onnx(m))
