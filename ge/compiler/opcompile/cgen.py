@@ -161,13 +161,15 @@ def kernel_file(sig, family: str, version: int, decls: list, body: list,
 
 
 def io_decls(sig, in_types: dict = None, out_types: dict = None) -> list:
-    """`const T *x<k> = inputs[k];` / `T *y<k> = outputs[k];` for every present slot."""
+    """`const T *restrict x<k> = inputs[k];` / `T *restrict y<k> = outputs[k];` for every
+    present slot: outputs and workspace never overlap inputs or each other (docs/kernel-abi.md),
+    so the compiler may vectorise without run-time overlap checks."""
     decls = []
     for k, t in enumerate(sig.inputs):
         if t is not None:
             ct = C_TYPE[t.dtype]
-            decls.append(f"const {ct} *x{k} = (const {ct} *)inputs[{k}];")
+            decls.append(f"const {ct} *restrict x{k} = (const {ct} *)inputs[{k}];")
     for k, t in enumerate(sig.outputs):
         ct = C_TYPE[t.dtype]
-        decls.append(f"{ct} *y{k} = ({ct} *)outputs[{k}];")
+        decls.append(f"{ct} *restrict y{k} = ({ct} *)outputs[{k}];")
     return decls
