@@ -32,3 +32,16 @@ def test_topk_unused_indices_get_no_cast():
     m = model([helper.make_node("TopK", ["x", "k"], ["v", "i"], name="t")],
               [vi("x", [2, 5])], [vi("v", None)], [("k", np.array([2], np.int64))], opset=11)
     assert "Cast" not in _types(parse_onnx(m))
+
+
+def test_pool_dilations_and_same_lower_become_extra_attrs():
+    g = parse_onnx(single("MaxPool", kernel_shape=[2, 2], dilations=[2, 2],
+                          auto_pad="SAME_LOWER"))
+    a = attrs(only(g, "MaxPoolV3"))
+    assert a["dilation"] == [1, 1, 2, 2] and a["auto_pad"] == "SAME_LOWER"
+    assert a["padding_mode"] == "SAME"
+    g = parse_onnx(single("AveragePool", kernel_shape=[2, 2, 2], dilations=[1, 2, 1],
+                          in_shape=(1, 1, 6, 6, 6)))
+    assert attrs(only(g, "AvgPool3D"))["dilation"] == [1, 1, 1, 2, 1]
+    g = parse_onnx(single("AveragePool", kernel_shape=[2, 2]))
+    assert "dilation" not in attrs(only(g, "AvgPoolV2"))

@@ -3,8 +3,12 @@ AvgPool3D, GlobalAveragePool, ReduceMean/Sum/Max/Min, ArgMaxV2, TopK, Cumsum, Ei
 
 Pool geometry follows ONNX/onnxruntime: CALCULATED uses the explicit pads, with ceil_mode the
 last window must start inside the input or its begin padding; SAME pads like ONNX SAME_UPPER
-(extra padding at the end); VALID uses no padding.  Average pooling divides by the window
-clipped to the input (`exclusive`) or to the padded input (count_include_pad).
+(extra padding at the end; at the start with the extra attr auto_pad = SAME_LOWER); VALID uses
+no padding.  Average pooling divides by the window taps inside the input (`exclusive`) or the
+padded input (count_include_pad).  The extra attr `dilation` (one value per dim of the data
+format, or per spatial dim) dilates MaxPoolV3 / AvgPoolV2 / AvgPool3D windows as MaxPool3D's
+own attr does.  `resolve` turns SAME / VALID into CALCULATED with explicit pads once the input
+shape is known.
 """
 from __future__ import annotations
 
@@ -30,10 +34,12 @@ def pool_geometry(in_sp, ks, ss, ds, mode, pb, pe, ceil):
     outs, pb, pe = [], list(pb), list(pe)
     for i, n in enumerate(in_sp):
         eff_k = (ks[i] - 1) * ds[i] + 1
-        if mode == "SAME":
+        if mode in ("SAME", "SAME_LOWER"):
             o = -(-n // ss[i])
             total = max((o - 1) * ss[i] + eff_k - n, 0)
             pb[i], pe[i] = total // 2, total - total // 2
+            if mode == "SAME_LOWER":
+                pb[i], pe[i] = pe[i], pb[i]
         elif mode == "VALID":
             pb[i] = pe[i] = 0
             o = (n - eff_k) // ss[i] + 1
@@ -53,6 +59,8 @@ def _pool_params(attrs, nsp):
     ss = spatial_values(None, attrs["strides"], fmt, nsp, "strides")
     ds = spatial_values(None, attrs.get("dilation", [1] * nsp), fmt, nsp, "dilation")
     mode = attrs.get("padding_mode", attrs.get("padding", "CALCULATED"))
+    if mode.upper() == "SAME" and str(attrs.get("auto_pad", "")).upper() == "SAME_LOWER":
+        mode = "SAME_LOWER"
     pads = [int(p) for p in attrs.get("pads", [0] * 2 * nsp)] or [0] * 2 * nsp
     return dict(fmt=fmt, ks=ks, ss=ss, ds=ds, mode=mode, pb=pads[0::2], pe=pads[1::2],
                 ceil=bool(attrs.get("ceil_mode", False)),
@@ -62,12 +70,11 @@ def _pool_params(attrs, nsp):
                 global_pool=bool(attrs.get("global_pooling", False)))
 
 
-def _window_counts(n, o_count, k, s, pb, pe, include_pad):
-    start = np.arange(o_count) * s - pb
-    end = np.minimum(start + k, n + pe)
-    if include_pad:
-        return end - start
-    return np.minimum(end, n) - np.maximum(start, 0)
+def _window_counts(n, o_count, k, s, pb, pe, include_pad, d=1):
+    """Taps of each window inside the input (exclusive) or the padded input (include_pad)."""
+    taps = (np.arange(o_count) * s - pb)[:, None] + np.arange(k)[None, :] * d
+    lo, hi = (-pb, n + pe) if include_pad else (0, n)
+    return ((taps >= lo) & (taps < hi)).sum(axis=1)
 
 
 def pool_nd(x, p, is_max):
@@ -100,7 +107,8 @@ def pool_nd(x, p, is_max):
         return (acc / p["divisor"]).astype(x.dtype)
     counts = np.ones([1] * 2 + [1] * nsp)
     for i in range(nsp):
-        c = _window_counts(in_sp[i], outs[i], ks[i], ss[i], pb[i], pe[i], p["include_pad"])
+        c = _window_counts(in_sp[i], outs[i], ks[i], ss[i], pb[i], pe[i], p["include_pad"],
+                           ds[i])
         shape = [1] * (2 + nsp)
         shape[2 + i] = -1
         counts = counts * c.reshape(shape)
@@ -144,6 +152,29 @@ def _pool_infer(nsp):
     return infer
 
 
+def _pool_resolve(nsp, mode_attr):
+    """SAME / VALID (and the extra auto_pad SAME_LOWER) → CALCULATED with explicit pads once
+    the input shape is static, so that kernel generators see one padding form."""
+    def resolve(ctx):
+        xs = shape_of(ctx, 0)
+        mode = str(ctx.attrs.get(mode_attr, "CALCULATED")).upper()
+        if xs is None or mode not in ("SAME", "VALID") or ctx.attrs.get("global_pooling"):
+            return {}
+        p = _pool_params(ctx.attrs, nsp)
+        sp = list(xs[1:-1]) if _channels_last(p["fmt"]) else list(xs[2:])
+        if len(sp) != nsp or any(d < 0 for d in sp):
+            return {}
+        _, pb, pe = pool_geometry(sp, p["ks"], p["ss"], p["ds"], p["mode"], p["pb"], p["pe"],
+                                  False)
+        out = {mode_attr: "CALCULATED", "pads": [v for pair in zip(pb, pe) for v in pair],
+               "ceil_mode": 0 if isinstance(ctx.attrs.get("ceil_mode"), int) and
+               not isinstance(ctx.attrs.get("ceil_mode"), bool) else False}
+        if "auto_pad" in ctx.attrs:
+            out["auto_pad"] = "NOTSET"
+        return out
+    return resolve
+
+
 _V3_ATTRS = (AttrSpec("ksize", VT.VT_LIST_INT), AttrSpec("strides", VT.VT_LIST_INT),
              AttrSpec("padding_mode", VT.VT_STRING, "CALCULATED"),
              AttrSpec("pads", VT.VT_LIST_INT, [0, 0, 0, 0]),
@@ -153,11 +184,13 @@ _V3_ATTRS = (AttrSpec("ksize", VT.VT_LIST_INT), AttrSpec("strides", VT.VT_LIST_I
 
 register(OpDef("MaxPoolV3", inputs=(Port("x"),), outputs=(Port("y"),), attrs=_V3_ATTRS,
                infer=_pool_infer(2), kernel=_pool_kernel(2, True), family=FAMILY,
+               resolve=_pool_resolve(2, "padding_mode"),
                doc="2-D max pool, CALCULATED/SAME/VALID padding"))
 register(OpDef("AvgPoolV2", inputs=(Port("x"),), outputs=(Port("y"),),
                attrs=_V3_ATTRS + (AttrSpec("exclusive", VT.VT_BOOL, True),
                                   AttrSpec("divisor_override", VT.VT_INT, 0)),
                infer=_pool_infer(2), kernel=_pool_kernel(2, False), family=FAMILY,
+               resolve=_pool_resolve(2, "padding_mode"),
                doc="2-D average pool; exclusive = padding not counted"))
 register(OpDef("MaxPool", inputs=(Port("x"),), outputs=(Port("y"),),
                attrs=(AttrSpec("ksize", VT.VT_LIST_INT), AttrSpec("strides", VT.VT_LIST_INT),
@@ -173,6 +206,7 @@ register(OpDef("MaxPool3D", inputs=(Port("x"),), outputs=(Port("y"),),
                       AttrSpec("ceil_mode", VT.VT_INT, 0),
                       AttrSpec("data_format", VT.VT_STRING, "NDHWC")),
                infer=_pool_infer(3), kernel=_pool_kernel(3, True), family=FAMILY,
+               resolve=_pool_resolve(3, "padding"),
                doc="3-D max pool; pads are [begin, end] per spatial dim"))
 register(OpDef("AvgPool3D", inputs=(Port("x"),), outputs=(Port("y"),),
                attrs=(AttrSpec("ksize", VT.VT_LIST_INT), AttrSpec("strides", VT.VT_LIST_INT),
@@ -181,7 +215,8 @@ register(OpDef("AvgPool3D", inputs=(Port("x"),), outputs=(Port("y"),),
                       AttrSpec("divisor_override", VT.VT_INT, 0),
                       AttrSpec("data_format", VT.VT_STRING, "NDHWC")),
                infer=_pool_infer(3), kernel=_pool_kernel(3, False), family=FAMILY,
-               doc="3-D average pool"))
+               resolve=_pool_resolve(3, "padding"),
+               doc="3-D average pool (extra attr `padding` SAME / VALID as MaxPool3D's)"))
 
 
 def infer_global_avg(ctx):

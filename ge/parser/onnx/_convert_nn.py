@@ -223,15 +223,28 @@ def _pool_common(ctx: NodeCtx, n: int) -> tuple[list, list, list]:
         refuse("kernel_shape is required")
     strides = ctx.ints("strides") or [1] * n
     pads = ctx.ints("pads") or [0] * (2 * n)
-    dilations = ctx.ints("dilations") or [1] * n
-    if any(d != 1 for d in dilations):
-        refuse(f"dilations {dilations} are not supported for pooling")
     return kernel, strides, pairs_to_ir(pads, n)
+
+
+def _pool_extras(ctx: NodeCtx, n: int) -> dict:
+    """Extra attrs CANN's pooling IR lacks (ours, docs/parser.md): `dilation` when an ONNX
+    dilation is not 1 (one value per NC(D)HW dim), `auto_pad` = SAME_LOWER (padding_mode SAME
+    alone means SAME_UPPER)."""
+    extra = {}
+    dilations = ctx.ints("dilations") or [1] * n
+    if len(dilations) != n:
+        refuse(f"dilations {dilations} must have {n} values")
+    if any(d != 1 for d in dilations):
+        extra["dilation"] = lead_ones(dilations) if n > 1 else [1, 1, dilations[0], 1]
+    if ctx.attr("auto_pad", "NOTSET") == "SAME_LOWER":
+        extra["auto_pad"] = "SAME_LOWER"
+    return extra
 
 
 def _pool_2d(ctx: NodeCtx, ir_type: str, extra: dict) -> list:
     n = spatial_rank(ctx, weight_input=None)
     kernel, strides, pads = _pool_common(ctx, n)
+    extra = dict(extra, **_pool_extras(ctx, n))
     if n == 2:
         attrs = dict(ksize=lead_ones(kernel), strides=lead_ones(strides), pads=pads, **extra)
         return ctx.one(ir_type, [ctx.ins[0]], attrs, fmt=NCHW)
@@ -253,7 +266,7 @@ def max_pool(ctx: NodeCtx) -> list:
         kernel, strides, pads = _pool_common(ctx, 3)
         attrs = {"ksize": lead_ones(kernel), "strides": lead_ones(strides),
                  "padding": padding_mode(ctx), "pads": pads, "dilation": [1] * 5,
-                 "ceil_mode": int(ceil), "data_format": "NCDHW"}
+                 "ceil_mode": int(ceil), "data_format": "NCDHW", **_pool_extras(ctx, 3)}
         return ctx.one("MaxPool3D", [ctx.ins[0]], attrs, fmt=NCDHW)
     if n not in (1, 2):
         refuse(f"{n}-D max pooling is not supported")
@@ -269,7 +282,10 @@ def average_pool(ctx: NodeCtx) -> list:
     if n == 3:
         kernel, strides, pads = _pool_common(ctx, 3)
         attrs = {"ksize": lead_ones(kernel), "strides": lead_ones(strides), "pads": pads,
-                 "ceil_mode": ceil, "count_include_pad": include_pad, "data_format": "NCDHW"}
+                 "ceil_mode": ceil, "count_include_pad": include_pad, "data_format": "NCDHW",
+                 **_pool_extras(ctx, 3)}
+        if padding_mode(ctx) != "CALCULATED":  # extra attr, as MaxPool3D's `padding`
+            attrs["padding"] = padding_mode(ctx)
         return ctx.one("AvgPool3D", [ctx.ins[0]], attrs, fmt=NCDHW)
     if n not in (1, 2):
         refuse(f"{n}-D average pooling is not supported")
