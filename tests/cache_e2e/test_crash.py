@@ -126,8 +126,8 @@ def _wait_for_publish(proc, cache, deadline: float) -> None:
 
 
 def test_random_sigkills_of_pyatc(pyatc, reference, tmp_path):
-    """Half of the kills at a random time after start, half a random few ms after a publish
-    began; half of the runs in force mode (every kernel republished)."""
+    """Half of the runs in force mode (every kernel republished); most of those are killed a
+    random few ms after their first publish began, the others at a random time after start."""
     ref_om, seconds = reference
     rnd = random.Random(20261130)
     cwd = tmp_path / "kills"
@@ -136,13 +136,15 @@ def test_random_sigkills_of_pyatc(pyatc, reference, tmp_path):
     while kills < 10:
         attempts += 1
         assert attempts <= 25, f"only {kills} kills landed in {attempts - 1} attempts"
-        flags = (CACHE_FLAG,) + ((FORCE_FLAG,) if rnd.random() < 0.5 else ())
+        force = rnd.random() < 0.5
+        watch = force and rnd.random() < 0.6        # force republishes: aim at a publish
+        flags = (CACHE_FLAG,) + ((FORCE_FLAG,) if force else ())
         proc, finish = pyatc.start(cwd, "tiny", *flags, quiet=True)
-        if rnd.random() < 0.5:
-            time.sleep(rnd.uniform(0.05, window))
-        else:
+        if watch:
             _wait_for_publish(proc, cwd / "cache", time.monotonic() + 5 * window)
-            time.sleep(rnd.uniform(0.0, 0.01))
+            time.sleep(rnd.uniform(0.0, 0.004))
+        else:
+            time.sleep(rnd.uniform(0.05, window))
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)      # the compile and its cc children
         res = finish()
@@ -151,9 +153,10 @@ def test_random_sigkills_of_pyatc(pyatc, reference, tmp_path):
             mid_publish += bool(_own_temporaries(cwd / "cache", proc.pid))
         else:
             assert res.rc == 0
-            window *= 0.8                           # it finished first: aim earlier
+            if not watch:
+                window *= 0.8                       # it finished first: aim earlier
         _assert_nothing_partial(cwd, ref_om)
-    assert mid_publish >= 2, "too few kills landed inside a publish"
+    assert mid_publish >= 1, "no kill landed inside a publish"
     res = pyatc.run(cwd, "tiny", CACHE_FLAG).ok()
     assert res.om.read_bytes() == ref_om
     assert temporaries(cwd / "cache") == [] and om_temporaries(cwd) == []
