@@ -143,3 +143,21 @@ def test_directory_writable_by_group_or_others_is_refused(pyatc, tmp_path, level
     assert "EP0111" in res.text and str(target) in res.text and "Traceback" not in res.text
     assert not res.om.exists()
     assert entries(root) == []
+
+
+def test_aging_evictions_are_counted(pyatc, tmp_path):
+    """op_cache.ini limit 1 MB, a 2 MB entry idle for two hours: the next compile ages it out
+    and reports the eviction (its own fresh entries are kept)."""
+    import time
+    from ge.compiler.cache.store import publish
+    root = tmp_path / "cache"
+    soc_dir(root).mkdir(parents=True, mode=0o700)
+    (root / "op_cache.ini").write_text(
+        "[op_compiler_cache]\nmax_op_cache_size=1\nremain_cache_size_ratio=50\n")
+    publish(str(soc_dir(root)), "te_old_0", b"\0" * (2 << 20), {"op_type": "Old"})
+    old = time.time() - 7200
+    os.utime(soc_dir(root) / "te_old_0" / "te_old_0.json", (old, old))
+    res = pyatc.run(tmp_path / "w", "tiny", f"--op_compiler_cache_dir={root}").ok()
+    stats = res.report()["kernel_cache"]
+    assert stats["evictions"] == 1 and stats["compiles"] == 3
+    assert entries(root) and "te_old_0" not in entries(root)
