@@ -45,3 +45,30 @@ def test_pool_dilations_and_same_lower_become_extra_attrs():
     assert attrs(only(g, "AvgPool3D"))["dilation"] == [1, 1, 1, 2, 1]
     g = parse_onnx(single("AveragePool", kernel_shape=[2, 2]))
     assert "dilation" not in attrs(only(g, "AvgPoolV2"))
+
+
+def test_resize_nearest_is_onnx_resize_with_its_attributes():
+    m = single("Resize", inputs=("x", "", "s"), opset=13, mode="nearest",
+               nearest_mode="floor", coordinate_transformation_mode="asymmetric",
+               inits=[("s", np.array([1, 1, 2, 2], np.float32))])
+    g = parse_onnx(m)
+    a = attrs(only(g, "Resize"))
+    assert a["mode"] == "nearest" and a["nearest_mode"] == "floor"
+    assert a["coordinate_transformation_mode"] == "asymmetric"
+    assert "ResizeNearestNeighborV2" not in _types(g)
+
+
+def test_resize_axes_become_full_rank_constants():
+    m = single("Resize", inputs=("x", "", "", "sz"), opset=18, mode="linear", axes=[3, 2],
+               keep_aspect_ratio_policy="not_larger",
+               inits=[("sz", np.array([4, 12], np.int64))])
+    r = only(parse_onnx(m), "Resize")
+    assert src(r, 3).attr("value").numpy().tolist() == [1, 3, 4, 4]
+    assert src(r, 2).attr("value").numpy().tolist() == [1, 1, 0.5, 0.5]
+
+
+def test_resize_axes_with_a_dynamic_sizes_input_is_refused():
+    m = single("Resize", inputs=("x", "", "", "sz"), opset=18, axes=[2, 3])
+    with pytest.raises(GeError) as err:
+        parse_onnx(m)
+    assert err.value.code == "E11010" and "sizes" in err.value.message

@@ -106,13 +106,18 @@ def _source_coords(mode, out_n, in_n, scale, roi_start, roi_end):
 
 def _source_coords64(mode, out_n, in_n, scale, roi_start, roi_end, ft):
     x = np.arange(out_n, dtype=ft)
-    in_n, out_n1 = ft(in_n), out_n
+    in_n = ft(in_n)
     if mode == "half_pixel":
         return (x + 0.5) / scale - 0.5
+    if mode == "half_pixel_symmetric":
+        # the output centred on the input when scale * in_n is not a whole number
+        offset = in_n / 2 * (1 - out_n / (scale * in_n))
+        return offset + (x + 0.5) / scale - 0.5
     if mode == "pytorch_half_pixel":
         return (x + 0.5) / scale - 0.5 if out_n > 1 else np.zeros_like(x)
-    if mode == "align_corners":
-        return x * ((in_n - 1) / ft(out_n1 - 1)) if out_n > 1 else np.zeros_like(x)
+    if mode == "align_corners":  # the resized length is scale * in_n, not rounded (ONNX)
+        length = scale * in_n
+        return x * ((in_n - 1) / (length - 1)) if length != 1 else np.zeros_like(x)
     if mode == "asymmetric":
         return x / scale
     if mode == "tf_half_pixel_for_nn":
@@ -141,7 +146,34 @@ def _cubic_weights(t, a):
     return [w(1 + t), w(t), w(1 - t), w(2 - t)]
 
 
-def _resize_axis(x, axis, coords, attrs):
+def _resize_axis_antialias(x, axis, coords, attrs, scale):
+    """Downsampling with the interpolation kernel stretched by 1/scale (ONNX antialias): taps
+    floor(c) + j for every j whose stretched distance may be inside the kernel's support,
+    weights normalised to 1, indices clamped to the edge (or dropped with exclude_outside)."""
+    n = x.shape[axis]
+    support = 1.0 if attrs["mode"] == "linear" else 2.0
+    start = int(np.floor(-support / scale)) + 1
+    offsets = np.arange(start, 2 - start)
+    base = np.floor(coords)
+    dist = (offsets[None, :] - (coords - base)[:, None]) * scale
+    if attrs["mode"] == "linear":
+        weights = np.clip(1 - np.abs(dist), 0, None)
+    else:
+        a, d = attrs["cubic_coeff_a"], np.abs(dist)
+        weights = np.where(d <= 1, ((a + 2) * d - (a + 3)) * d * d + 1,
+                           np.where(d < 2, ((a * d - 5 * a) * d + 8 * a) * d - 4 * a, 0.0))
+    weights = weights / weights.sum(axis=1, keepdims=True)
+    taps = base[:, None] + offsets[None, :]
+    if attrs["exclude_outside"]:
+        weights = np.where((taps >= 0) & (taps <= n - 1), weights, 0.0)
+        total = weights.sum(axis=1, keepdims=True)
+        weights = weights / np.where(total == 0, 1.0, total)
+    gathered = np.take(x, np.clip(taps, 0, n - 1).astype(np.int64), axis=axis)
+    shape = (1,) * axis + weights.shape + (1,) * (x.ndim - axis - 1)
+    return (gathered * weights.reshape(shape)).sum(axis=axis + 1)
+
+
+def _resize_axis(x, axis, coords, attrs, scale=1.0):
     """Resample x along one axis at fractional source coordinates."""
     n = x.shape[axis]
     mode = attrs["mode"]
@@ -158,6 +190,8 @@ def _resize_axis(x, axis, coords, attrs):
         if rule is None:
             raise ValueError(f"nearest_mode {attrs['nearest_mode']!r} is not supported")
         return take(rule(coords))
+    if mode in ("linear", "cubic") and attrs.get("antialias") and scale < 1.0:
+        return _resize_axis_antialias(x, axis, coords, attrs, scale)
     if mode == "linear":
         c = coords if attrs["coordinate_transformation_mode"] == "tf_crop_and_resize" \
             else np.clip(coords, 0, n - 1)
@@ -177,9 +211,12 @@ def _resize_axis(x, axis, coords, attrs):
 
 
 def _resize_plan(in_shape, scales, sizes):
-    """(output sizes, scales) from the scales or sizes input (ONNX rules)."""
+    """(output sizes, scales) from the scales or sizes input (ONNX rules).  Both given (the
+    parser computes sizes from scales): sizes give the output, scales the coordinates."""
     if sizes is not None and len(sizes):
         sizes = [int(s) for s in sizes]
+        if scales is not None and len(scales) == len(sizes):
+            return sizes, [float(s) for s in scales]
         return sizes, [s / d if d else 1.0 for s, d in zip(sizes, in_shape)]
     if scales is None or not len(scales):
         raise ValueError("Resize needs a non-empty scales or sizes input")
@@ -204,7 +241,7 @@ def kernel_resize(ins, attrs):
         rs, re_ = (float(roi[axis]), float(roi[axis + x.ndim])) if roi is not None \
             and len(roi) == 2 * x.ndim else (0.0, 1.0)
         coords = _source_coords(ctm, outs[axis], x.shape[axis], scales[axis], rs, re_)
-        y = _resize_axis(y, axis, coords, attrs)
+        y = _resize_axis(y, axis, coords, attrs, scales[axis])
         if outside is not None:
             bad = (coords < 0) | (coords > x.shape[axis] - 1)
             shape = [1] * x.ndim
@@ -250,8 +287,8 @@ register(OpDef("Resize", inputs=(Port("x"), Port("roi", "optional"), Port("scale
                       AttrSpec("mode", VT.VT_STRING, "nearest"),
                       AttrSpec("nearest_mode", VT.VT_STRING, "round_prefer_floor")),
                infer=infer_resize, kernel=kernel_resize, family=FAMILY,
-               doc="ONNX Resize (nearest/linear/cubic, every coordinate mode but "
-                   "half_pixel_symmetric)"))
+               doc="ONNX Resize (nearest/linear/cubic, every coordinate mode; extra Int attr "
+                   "antialias)"))
 
 
 def _tf_nearest_index(out_n, in_n, align, half):

@@ -123,32 +123,92 @@ def _resize_nearest(ctx: NodeCtx, sizes, align: bool, half_pixel: bool) -> list:
                       suffix="ResizeNearestNeighborV2", fmt=Format.FORMAT_NCHW), 0)]
 
 
+def _resize_full_rank(ctx: NodeCtx) -> tuple:
+    """Opset-18 `axes` / `keep_aspect_ratio_policy`: full-rank Const roi, scales and sizes
+    computed at parse time (the inputs must be constants and the input shape static)."""
+    shape = ctx.input_shape(0)
+    if shape is None or any(d < 0 for d in shape):
+        refuse("axes / keep_aspect_ratio_policy need a static input shape")
+    rank = len(shape)
+    axes = [a + rank if a < 0 else a for a in (ctx.ints("axes") or range(rank))]
+    roi, scales, sizes = ctx.const(1), ctx.const(2), ctx.const(3)
+    for i, name in ((1, "roi"), (2, "scales"), (3, "sizes")):
+        if ctx.input(i) is not None and ctx.const(i) is None:
+            refuse(f"axes / keep_aspect_ratio_policy need a constant {name} input")
+    full_roi = None
+    if roi is not None and roi.size:
+        full_roi = [0.0] * rank + [1.0] * rank
+        for k, a in enumerate(axes):
+            full_roi[a], full_roi[rank + a] = float(roi[k]), float(roi[len(axes) + k])
+    full_scales = [1.0] * rank
+    if sizes is not None and sizes.size:
+        ratios = [float(sizes[k]) / shape[a] for k, a in enumerate(axes)]
+        policy = ctx.attr("keep_aspect_ratio_policy", "stretch")
+        if policy in ("not_larger", "not_smaller"):
+            common = min(ratios) if policy == "not_larger" else max(ratios)
+            ratios = [common] * len(axes)
+            out = list(shape)
+            for a in axes:
+                out[a] = int(np.floor(common * shape[a] + 0.5))
+        elif policy == "stretch":
+            out = list(shape)
+            for k, a in enumerate(axes):
+                out[a] = int(sizes[k])
+        else:
+            refuse(f"keep_aspect_ratio_policy {policy} is not supported")
+        for k, a in enumerate(axes):
+            full_scales[a] = ratios[k]
+    elif scales is not None and scales.size:
+        for k, a in enumerate(axes):
+            full_scales[a] = float(scales[k])
+        out = [int(np.floor(d * s)) for d, s in zip(shape, full_scales)]
+    else:
+        refuse("Resize needs a scales or sizes input")
+    roi_edge = ctx.const_node(np.asarray(full_roi if full_roi is not None else [], np.float32),
+                              suffix="roi")
+    return (roi_edge, ctx.const_node(np.asarray(full_scales, np.float32), suffix="scales"),
+            ctx.const_node(np.asarray(out, np.int64), suffix="sizes"))
+
+
 def resize(ctx: NodeCtx) -> list:
+    """Opset 10 as CANN (nearest: ResizeNearestNeighborV2).  From opset 11 every mode maps to
+    the ONNX-semantics IR `Resize` with scales kept for the coordinates and every attribute
+    copied (CANN uses ResizeNearestNeighborV2 for nearest, which ignores nearest_mode and the
+    scales, and leaves cubic_coeff_a / exclude_outside / extrapolation_value at the IR
+    defaults: docs/parser.md, deviations)."""
     mode = ctx.attr("mode", "nearest")
     if mode not in ("nearest", "linear", "cubic"):
         refuse(f"mode {mode} is not supported")
+    attrs = {"mode": mode, "resize_original_type": "onnx_resize"}
     if ctx.opset == 10:
         sizes = _resize_sizes(ctx, ctx.ins[1])
+        if mode == "nearest":
+            return _resize_nearest(ctx, sizes, False, False)
         roi = scales = None
-        coord = "asymmetric"
+        attrs["coordinate_transformation_mode"] = "asymmetric"
     else:
         if len(ctx.ins) < 3:
             refuse("Resize needs at least 3 inputs (X, roi, scales)")
-        sizes_in = ctx.input(3)
-        if sizes_in is not None:
-            sizes = (ctx.emit("Cast", [sizes_in], {"dst_type": int(DT.DT_INT32)},
-                              suffix="Cast_sizes"), 0)
+        attrs.update(coordinate_transformation_mode=ctx.attr("coordinate_transformation_mode",
+                                                             "half_pixel"),
+                     cubic_coeff_a=float(ctx.attr("cubic_coeff_a", -0.75)),
+                     exclude_outside=int(ctx.attr("exclude_outside", 0)),
+                     extrapolation_value=float(ctx.attr("extrapolation_value", 0.0)),
+                     nearest_mode=ctx.attr("nearest_mode", "round_prefer_floor"))
+        if int(ctx.attr("antialias", 0)):
+            attrs["antialias"] = 1
+        if ctx.has_attr("axes") or ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
+            roi, scales, sizes = _resize_full_rank(ctx)
         else:
-            sizes = _resize_sizes(ctx, ctx.ins[2])
-        roi, scales = ctx.input(1), ctx.input(2)
-        coord = ctx.attr("coordinate_transformation_mode", "half_pixel")
-    if mode == "nearest":
-        return _resize_nearest(ctx, sizes, coord == "align_corners",
-                               coord in ("half_pixel", "pytorch_half_pixel"))
+            sizes_in = ctx.input(3)
+            if sizes_in is not None:
+                sizes = (ctx.emit("Cast", [sizes_in], {"dst_type": int(DT.DT_INT32)},
+                                  suffix="Cast_sizes"), 0)
+            else:
+                sizes = _resize_sizes(ctx, ctx.ins[2])
+            roi, scales = ctx.input(1), ctx.input(2)
     roi = roi or ctx.const_node(np.zeros((0,), np.float32), suffix="roi")
     scales = scales or ctx.const_node(np.zeros((0,), np.float32), suffix="scales")
-    attrs = {"coordinate_transformation_mode": coord, "mode": mode,
-             "resize_original_type": "onnx_resize"}
     return [(ctx.emit("Resize", [ctx.ins[0], roi, scales, sizes], attrs, suffix="Resize",
                       fmt=Format.FORMAT_NCHW), 0)]
 
