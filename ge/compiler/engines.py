@@ -20,8 +20,8 @@ from typing import Mapping, Optional
 
 from ge.errors import GeError, warn
 
-__all__ = ["Engine", "ENGINES", "EXCLUDE_TOKENS", "GE_LOCAL_TYPES", "AICORE", "VECTOR", "AICPU",
-           "GE_LOCAL", "COMPILED_ENGINES", "place_engines", "excluded_engines",
+__all__ = ["Engine", "ENGINES", "EXCLUDE_TOKENS", "GE_LOCAL_TYPES", "RESHAPE_TYPES", "AICORE",
+           "VECTOR", "AICPU", "GE_LOCAL", "COMPILED_ENGINES", "place_engines", "excluded_engines",
            "supported_engines", "ATTR_ENGINE", "ATTR_KERNEL_LIB", "ATTR_OP_KERNEL_LIB"]
 
 log = logging.getLogger(__name__)
@@ -58,13 +58,16 @@ EXCLUDE_TOKENS = {
     "HostCpu": "DNN_VM_HOST_CPU", "Hccl": "DNN_HCCL", "FftsPlus": "ffts_plus",
 }
 
+# The reshape family: output 0 holds the bytes of input 0 (a runtime may copy them).
+RESHAPE_TYPES = frozenset({
+    "Reshape", "Squeeze", "SqueezeV3", "Unsqueeze", "UnsqueezeV3", "ExpandDims", "Flatten",
+})
 # Ops the graph engine handles itself: graph I/O, constants, calls and control flow, and the
-# reshape family (output = input bytes; the runtime may run their reference kernel).
+# reshape family.
 GE_LOCAL_TYPES = frozenset({
     "Data", "RefData", "Const", "Constant", "FileConstant", "Variable", "NetOutput",
     "PartitionedCall", "If", "While", "Case",
-    "Reshape", "Squeeze", "SqueezeV3", "Unsqueeze", "UnsqueezeV3", "ExpandDims", "Flatten",
-})
+}) | RESHAPE_TYPES
 
 ATTR_ENGINE = "_lxfusion_engine_name"
 ATTR_KERNEL_LIB = "_lxfusion_op_kernel_lib_name"

@@ -14,7 +14,7 @@ import os
 import shutil
 import tempfile
 
-from . import _blas
+from . import blas
 from ._errors import KERNEL_LOAD, error
 
 __all__ = ["ABI_VERSION", "KERNEL_SYMBOL", "KernelLibrary"]
@@ -69,7 +69,7 @@ class KernelLibrary:
 
     def _open(self, name: str, data: bytes, op_name: str):
         if self._tmpdir is None:
-            _blas.configure(self.ffi)    # before any kernel pulls in libopenblas
+            blas.configure(self.ffi)    # before any kernel pulls in libopenblas
             self._tmpdir = tempfile.mkdtemp(prefix="ge_runtime_")
             os.chmod(self._tmpdir, 0o700)
         path = os.path.join(self._tmpdir, f"k{len(self._libs)}.so")

@@ -7,7 +7,7 @@ from ge.compiler.opcompile.gen_elementwise import ELEMENTWISE
 from kernel_check import check_op
 
 F32 = np.float32
-UNARY = sorted(op for op, row in ELEMENTWISE.items() if row.arity == 1)
+UNARY = sorted(op for op, row in ELEMENTWISE.items() if row.arity == 1 and not row.slots)
 POSITIVE = {"Sqrt", "Rsqrt", "Log", "Reciprocal"}
 UNARY_ATTRS = {"Muls": {"value": 1.5}, "Adds": {"value": -0.25},
                "LeakyRelu": {"negative_slope": 0.1}, "Elu": {"alpha": 0.5},
@@ -37,6 +37,20 @@ def test_add_broadcasting(a_shape, b_shape, rng):
     a = np.asarray(rng.standard_normal(a_shape), F32)
     b = np.asarray(rng.standard_normal(b_shape), F32)
     check_op("Add", [a, b])
+
+
+@pytest.mark.parametrize("op", ["BroadcastTo", "Expand"])
+@pytest.mark.parametrize("x_shape,shape", [((16,), (2, 5, 16)), ((3, 1), (2, 3, 4)),
+                                           ((2, 3), (2, 3)), ((1,), (7,))])
+def test_broadcast_copy(op, x_shape, shape, rng):
+    x = np.asarray(rng.standard_normal(x_shape), F32)
+    check_op(op, [x, np.asarray(shape, np.int64)], rtol=0, atol=0)
+
+
+def test_expand_is_bidirectional(rng):
+    x = rng.standard_normal((3, 1)).astype(F32)
+    got = check_op("Expand", [x, np.asarray([1, 4], np.int64)], rtol=0, atol=0)[0]
+    assert got.shape == (3, 4)
 
 
 @pytest.mark.parametrize("op", ["Sub", "Mul", "RealDiv", "Maximum", "Minimum", "Pow",

@@ -22,6 +22,7 @@ class Ew:
     expr: Callable                     # (operand names, sig) -> C expression
     in_dtypes: tuple = ()              # per operand; empty = all DT_FLOAT
     out_dtype: str = F
+    slots: tuple = ()                  # input slots read as operands; empty = every present one
 
 
 def _a(f):
@@ -59,6 +60,9 @@ ELEMENTWISE = {
     "SelectV2": Ew(3, lambda o, s: f"{o[0]} ? {o[1]} : {o[2]}", in_dtypes=(B, F, F)),
     "ClipByValue": Ew(3, lambda o, s: f"fminf(fmaxf({o[0]}, {o[1]}), {o[2]})"),
     "AccumulateNV2": Ew(0, lambda o, s: " + ".join(o)),
+    # broadcasting copy (the shape input only fixes the output shape, known at compile time)
+    "BroadcastTo": Ew(1, _a(lambda x, s: x), slots=(0,)),
+    "Expand": Ew(1, _a(lambda x, s: x), slots=(0,)),
     # scalar-attribute ops
     "Muls": Ew(1, _a(lambda x, s: f"{x} * {flit(s.attr('value'))}")),
     "Adds": Ew(1, _a(lambda x, s: f"{x} + {flit(s.attr('value'))}")),
@@ -99,7 +103,8 @@ ELEMENTWISE = {
 
 def render_elementwise(sig) -> KernelSource:
     row = ELEMENTWISE[sig.op_type]
-    operands = [k for k, t in enumerate(sig.inputs) if t is not None]
+    operands = [k for k, t in enumerate(sig.inputs)
+                if t is not None and (not row.slots or k in row.slots)]
     if row.arity and len(operands) != row.arity:
         raise Unsupported(f"{sig.op_type} expects {row.arity} inputs, got {len(operands)}")
     if not operands or len(sig.outputs) != 1:

@@ -1,14 +1,16 @@
-"""Reductions (ReduceSum/Mean/Max/Min over constant axes, GlobalAveragePool) and softmax /
-log-softmax over one axis.  Accumulation is in double, in input order, for every output element.
+"""Reductions (ReduceSum/Mean/Max/Min over constant axes, GlobalAveragePool), softmax /
+log-softmax over one axis and LayerNorm.  Accumulation is in double, in input order, for every
+output element.
 """
 from __future__ import annotations
 
-from .cgen import (KernelSource, Unsupported, io_decls, kernel_file, loop_nest, offset_expr,
-                   require_dtypes, strides_of)
+from .cgen import (KernelSource, Unsupported, broadcast_strides, io_decls, kernel_file,
+                   loop_nest, numel, offset_expr, require_dtypes, strides_of)
 
-__all__ = ["REDUCE_OPS", "SOFTMAX_OPS", "VERSION", "render_reduce", "render_softmax"]
+__all__ = ["REDUCE_OPS", "SOFTMAX_OPS", "NORM_OPS", "VERSION", "render_reduce", "render_softmax",
+           "render_layer_norm"]
 
-VERSION = 1
+VERSION = 2
 F = ("DT_FLOAT",)
 
 # op -> (initial accumulator, update statement over `acc` and `v`, finalisation over acc and n)
@@ -20,6 +22,7 @@ REDUCE_OPS = {
     "GlobalAveragePool": ("0.0", "acc += v;", "acc / {n}.0"),
 }
 SOFTMAX_OPS = ("SoftmaxV2", "LogSoftmaxV2")
+NORM_OPS = ("LayerNorm",)
 
 
 def _reduce_axes(sig) -> list:
@@ -64,6 +67,8 @@ def render_reduce(sig) -> KernelSource:
 
 
 def render_softmax(sig) -> KernelSource:
+    """One row at a time: max, then exp once per element (kept in y) with the sum in double,
+    then one scaling pass; like the reference, a non-finite row max counts as 0."""
     require_dtypes(sig, {0: F}, {0: F})
     shape = list(sig.inputs[0].shape)
     if any(d <= 0 for d in shape) or not shape:
@@ -72,27 +77,79 @@ def render_softmax(sig) -> KernelSource:
     if len(axes) != 1:
         raise Unsupported("softmax over more than one axis")
     axis = int(axes[0]) % len(shape)
-    outer = 1
-    for d in shape[:axis]:
-        outer *= d
-    n = shape[axis]
-    inner = 1
-    for d in shape[axis + 1:]:
-        inner *= d
+    # need_fusion=1 (ONNX < 13): the input is coerced to 2-D at the axis
+    last = len(shape) if int(sig.attr("need_fusion", 0) or 0) == 1 else axis + 1
+    outer, n, inner = numel(shape[:axis]), numel(shape[axis:last]), numel(shape[last:])
     log = sig.op_type == "LogSoftmaxV2"
-    write = ("y0[p + k * inner] = (float)((double)x0[p + k * inner] - m - log(s));" if log else
-             "y0[p + k * inner] = (float)(exp((double)x0[p + k * inner] - m) / s);")
+    at = "[k]" if inner == 1 else f"[k * {inner}]"
+    if log:
+        rest = [f"        for (int64_t k = 0; k < {n}; ++k) s += exp((double)xr{at} - m);",
+                "        const double ls = log(s);",
+                f"        for (int64_t k = 0; k < {n}; ++k) "
+                f"yr{at} = (float)(((double)xr{at} - m) - ls);"]
+    else:
+        rest = [f"        for (int64_t k = 0; k < {n}; ++k) {{",
+                f"            const double e = exp((double)xr{at} - m);",
+                f"            yr{at} = (float)e;",
+                "            s += e;",
+                "        }",
+                f"        for (int64_t k = 0; k < {n}; ++k) yr{at} = (float)((double)yr{at} / s);"]
     body = [
-        f"    const int64_t inner = {inner};",
-        f"    for (int64_t o = 0; o < {outer}; ++o) {{",
-        "        for (int64_t j = 0; j < inner; ++j) {",
-        f"            const int64_t p = o * {n} * inner + j;",
-        "            double m = -INFINITY, s = 0.0;",
-        f"            for (int64_t k = 0; k < {n}; ++k) if (x0[p + k * inner] > m) "
-        "m = x0[p + k * inner];",
-        f"            for (int64_t k = 0; k < {n}; ++k) s += exp((double)x0[p + k * inner] - m);",
-        f"            for (int64_t k = 0; k < {n}; ++k) {write}",
-        "        }",
-        "    }",
-    ]
+        f"    for (int64_t r = 0; r < {outer * inner}; ++r) {{",
+        f"        const int64_t p = (r / {inner}) * {n * inner} + r % {inner};",
+        "        const float *xr = x0 + p;",
+        "        float *yr = y0 + p;",
+        "        double m = -INFINITY, s = 0.0;",
+        f"        for (int64_t k = 0; k < {n}; ++k) if (xr{at} > m) m = xr{at};",
+        "        if (!isfinite(m)) m = 0.0;",
+    ] + rest + ["    }"]
     return KernelSource(kernel_file(sig, "softmax", VERSION, io_decls(sig), body))
+
+
+def render_layer_norm(sig) -> KernelSource:
+    """Mean and variance of each row (dims >= begin_norm_axis) in double, two passes over the
+    row, then y = (x - mean) / sqrt(var + eps) * gamma + beta; gamma/beta broadcast to x."""
+    require_dtypes(sig, {0: F, 1: F, 2: F}, {0: F, 1: F, 2: F})
+    shape = list(sig.inputs[0].shape)
+    if not shape or any(d <= 0 for d in shape) or len(sig.outputs) != 3:
+        raise Unsupported("empty, scalar or unknown input shape")
+    axis = int(sig.attr("begin_norm_axis", 0))
+    if not -len(shape) <= axis < len(shape):
+        raise Unsupported(f"begin_norm_axis {axis} out of range")
+    axis %= len(shape)
+    n = numel(shape[axis:])
+    params = []
+    for slot in (1, 2):
+        st = broadcast_strides(sig.inputs[slot].shape, shape)
+        inner = st[axis:]
+        if inner == strides_of(shape[axis:]):
+            step = 1
+        elif not any(inner):
+            step = 0
+        else:
+            raise Unsupported("gamma/beta are not contiguous over the normalised dims")
+        params.append((offset_expr(st[:axis]) if axis else "0", step))
+    (g_off, g_step), (b_off, b_step) = params
+    g_at = "[k]" if g_step else "[0]"
+    b_at = "[k]" if b_step else "[0]"
+    eps = float(sig.attr("epsilon", 1e-7))
+    row = [
+        f"const int64_t p = r * {n};",
+        "const float *xr = x0 + p;",
+        f"const float *g = x1 + {g_off};",
+        f"const float *b = x2 + {b_off};",
+        "double m = 0.0, v = 0.0;",
+        f"for (int64_t k = 0; k < {n}; ++k) m += xr[k];",
+        f"m /= {n}.0;",
+        f"for (int64_t k = 0; k < {n}; ++k) {{ const double d = xr[k] - m; v += d * d; }}",
+        f"v /= {n}.0;",
+        f"const double sd = sqrt(v + {eps.hex()});",
+        f"for (int64_t k = 0; k < {n}; ++k)",
+        f"    y0[p + k] = (float)((xr[k] - m) / sd * g{g_at} + b{b_at});",
+        "y1[r] = (float)m;",
+        "y2[r] = (float)v;",
+        "++r;",
+    ]
+    dims = shape[:axis] or [1]
+    body = ["    int64_t r = 0;"] + loop_nest(dims, row)
+    return KernelSource(kernel_file(sig, "norm", VERSION, io_decls(sig), body))

@@ -33,6 +33,8 @@ def _table() -> dict:
         table[op] = KernelGen("reduce", gen_reduce.VERSION, gen_reduce.render_reduce, (1,))
     for op in gen_reduce.SOFTMAX_OPS:
         table[op] = KernelGen("softmax", gen_reduce.VERSION, gen_reduce.render_softmax)
+    for op in gen_reduce.NORM_OPS:
+        table[op] = KernelGen("norm", gen_reduce.VERSION, gen_reduce.render_layer_norm)
     for op in gen_matmul.MATMUL_OPS:
         table[op] = KernelGen("matmul", gen_matmul.VERSION, gen_matmul.render_matmul)
     table["GEMM"] = KernelGen("matmul", gen_matmul.VERSION, gen_matmul.render_gemm, (3, 4))

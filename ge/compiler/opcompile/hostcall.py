@@ -14,6 +14,7 @@ import tempfile
 import numpy as np
 
 from ge.errors import GeError
+from ge.runtime import blas
 from .cgen import ABI_VERSION, KERNEL_SYMBOL
 
 __all__ = ["HostKernel", "load_kernel"]
@@ -64,6 +65,7 @@ def load_kernel(so_bytes: bytes, expected_sha256: str) -> HostKernel:
         f.write(so_bytes)
     ffi = cffi.FFI()
     ffi.cdef(_CDEF)
+    blas.configure(ffi)      # one thread and the CPU's core type, before libopenblas loads
     lib = ffi.dlopen(path, ffi.RTLD_NOW | ffi.RTLD_LOCAL)
     if lib.ge_kernel_abi_version != ABI_VERSION:
         raise GeError("EP0112", {"abi": int(lib.ge_kernel_abi_version)},
