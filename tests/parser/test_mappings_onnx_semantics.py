@@ -72,3 +72,82 @@ def test_resize_axes_with_a_dynamic_sizes_input_is_refused():
     with pytest.raises(GeError) as err:
         parse_onnx(m)
     assert err.value.code == "E11010" and "sizes" in err.value.message
+
+
+def test_shape_start_end_slice_the_shape():
+    g = parse_onnx(single("Shape", opset=15, start=1, end=-1))
+    ss = only(g, "StridedSliceV2")
+    assert src(ss, 0).type == "Shape"
+    assert src(ss, 1).attr("value").numpy().tolist() == [1]
+    assert src(ss, 2).attr("value").numpy().tolist() == [-1]
+    assert _types(parse_onnx(single("Shape", opset=15))) == ["Shape"]
+
+
+def test_argmax_select_last_index_is_an_extra_attr():
+    g = parse_onnx(single("ArgMax", axis=1, keepdims=0, select_last_index=1))
+    assert attrs(only(g, "ArgMaxV2"))["select_last_index"] == 1
+
+
+@pytest.mark.parametrize("reduction,ir_type", [("add", "ScatterNdAdd"), ("max", "ScatterNdMax"),
+                                               ("min", "ScatterNdMin")])
+def test_scatter_nd_reduction_is_tensor_move_and_scatter(reduction, ir_type):
+    m = single("ScatterND", inputs=("x", "i", "u"), opset=18, reduction=reduction,
+               inits=[("i", np.array([[0]], np.int64)), ("u", np.ones((1, 3, 8, 8), np.float32))])
+    g = parse_onnx(m)
+    assert src(only(g, ir_type), 0).type == "TensorMove"
+
+
+def test_scatter_nd_multiply_is_refused():
+    m = single("ScatterND", inputs=("x", "i", "u"), opset=18, reduction="mul",
+               inits=[("i", np.array([[0]], np.int64)), ("u", np.ones((1, 3, 8, 8), np.float32))])
+    with pytest.raises(GeError) as err:
+        parse_onnx(m)
+    assert err.value.code == "E11010" and "mul" in err.value.message
+
+
+def test_transpose_without_perm_reverses_a_known_rank():
+    t = only(parse_onnx(single("Transpose")), "Transpose")
+    assert src(t, 1).attr("value").numpy().tolist() == [3, 2, 1, 0]
+
+
+def test_split_num_outputs_uneven():
+    m = single("Split", outputs=("a", "b", "c"), opset=18, axis=3, num_outputs=3)
+    sv = only(parse_onnx(m), "SplitV")
+    assert src(sv, 1).attr("value").numpy().tolist() == [3, 3, 2]
+
+
+def test_pad_axes_become_full_rank_paddings():
+    m = single("Pad", inputs=("x", "p", "", "ax"), opset=18,
+               inits=[("p", np.array([1, 2, 3, 4], np.int64)), ("ax", np.array([1, -1], np.int64))])
+    p = only(parse_onnx(m), "PadV3")
+    assert src(p, 1).attr("value").numpy().tolist() == [0, 1, 0, 2, 0, 3, 0, 4]
+    assert attrs(p)["paddings_contiguous"] is False
+
+
+def test_dropout_used_mask_is_fill_of_true():
+    m = model([helper.make_node("Dropout", ["x"], ["y", "mask"], name="d")],
+              [vi("x", [1, 4])], [vi("y", None), vi("mask", None, TensorProto.BOOL)], opset=13)
+    g = parse_onnx(m)
+    fill = only(g, "Fill")
+    assert src(fill, 0).type == "Shape" and src(fill, 1).attr("value").numpy().tolist() is True
+
+
+def test_training_dropout_is_refused_unless_ratio_zero():
+    def build(ratio):
+        return model([helper.make_node("Dropout", ["x", "r", "t"], ["y"], name="d")],
+                     [vi("x", [1, 4])], [vi("y", None)],
+                     [("r", np.array(ratio, np.float32)), ("t", np.array(True))], opset=13)
+    with pytest.raises(GeError) as err:
+        parse_onnx(build(0.5))
+    assert err.value.code == "E11010" and "random" in err.value.message
+    assert "Dropout" in _types(parse_onnx(build(0.0)))
+
+
+def test_selu_non_default_is_elu_with_scale():
+    a = attrs(only(parse_onnx(single("Selu", alpha=2.0, gamma=3.0)), "Elu"))
+    assert a["alpha"] == 2.0 and a["scale"] == 3.0
+
+
+def test_conv_transpose_without_kernel_shape_uses_the_weight_rank():
+    m = single("ConvTranspose", inputs=("x", "w"), inits=[("w", np.ones((3, 2, 3, 3), np.float32))])
+    assert attrs(only(parse_onnx(m), "Conv2DTranspose"))["strides"] == [1, 1, 1, 1]

@@ -57,7 +57,8 @@ def _auto_pads(auto_pad, ins, ks, ss, ds, transposed=False, outs=None, ops=None)
             out = outs[i] if outs else ins[i] * ss[i]
             total = max(0, ss[i] * (ins[i] - 1) + ops[i] + eff_k - out)
             small, big = total // 2, total - total // 2
-            head, tail = (big, small) if mode == "SAME_UPPER" else (small, big)
+            # ONNX / onnxruntime: SAME_UPPER puts the odd pad at the end, as for Conv
+            head, tail = (small, big) if mode == "SAME_UPPER" else (big, small)
         else:
             out = -(-ins[i] // ss[i])
             total = max(0, (out - 1) * ss[i] + eff_k - ins[i])
@@ -208,7 +209,9 @@ def _transpose_geometry(ctx, attrs, in_sp, k_sp, nsp, input_size):
         wanted = spatial_values(ctx, input_size, fmt, nsp, "input_size")
     auto = attrs.get("auto_pad") or "NOTSET"
     if wanted is not None and auto.upper() in ("NOTSET", ""):
-        auto = "SAME_UPPER" if attrs.get("output_shape") else "NOTSET"
+        # output_shape without auto_pad: the odd pad at the start (onnxruntime; CANN's parser
+        # writes auto_pad SAME_LOWER for it)
+        auto = "SAME_LOWER" if attrs.get("output_shape") else "NOTSET"
     pads = _auto_pads(auto, in_sp, k_sp, ss, ds, True, wanted, ops)
     pb, pe = pads if pads is not None else _pads(ctx, attrs, nsp)
     outs = wanted if wanted is not None else [full[i] - pb[i] - pe[i] for i in range(nsp)]

@@ -324,14 +324,19 @@ def infer_argmax(ctx):
 
 def kernel_argmax(ins, attrs):
     from ge.graph.types import to_numpy_dtype
-    axis = int(ins[1].reshape(-1)[0])
-    return [np.argmax(ins[0], axis=axis).astype(to_numpy_dtype(DT(attrs["dtype"])))]
+    x, axis = ins[0], int(ins[1].reshape(-1)[0])
+    if attrs.get("select_last_index"):  # extra attr (ONNX): the last max wins
+        idx = x.shape[axis] - 1 - np.argmax(np.flip(x, axis), axis=axis)
+    else:
+        idx = np.argmax(x, axis=axis)
+    return [idx.astype(to_numpy_dtype(DT(attrs["dtype"])))]
 
 
 register(OpDef("ArgMaxV2", inputs=(Port("x"), Port("dimension")), outputs=(Port("y"),),
                attrs=(AttrSpec("dtype", VT.VT_DATA_TYPE, DT.DT_INT64),),
                infer=infer_argmax, kernel=kernel_argmax, family=FAMILY,
-               doc="index of the max along dimension (dim removed, first max wins)"))
+               doc="index of the max along dimension (dim removed, first max wins; the last with "
+                   "the extra attr select_last_index = 1)"))
 
 
 def infer_topk(ctx):

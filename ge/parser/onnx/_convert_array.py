@@ -21,8 +21,11 @@ def reshape(ctx: NodeCtx) -> list:
 
 def transpose(ctx: NodeCtx) -> list:
     perm = ctx.ints("perm")
-    if perm is None:
-        refuse("the perm attribute is required (the reversed-axes default is not supported)")
+    if perm is None:  # ONNX default: reversed axes, when the rank is known (CANN refuses)
+        rank = ctx.input_rank(0)
+        if rank is None:
+            refuse("the perm attribute is required when the input rank is unknown")
+        perm = list(range(rank))[::-1]
     return ctx.one("Transpose", [ctx.ins[0], ctx.const_node(perm, "int32", "perm")])
 
 
@@ -53,9 +56,11 @@ def split(ctx: NodeCtx) -> list:
     sizes = ctx.ints("split") if ctx.opset <= 12 else None
     if sizes_edge is None and sizes is None and ctx.has_attr("num_outputs"):
         shape = ctx.input_shape(0)
-        if shape is None or shape[axis] < 0 or shape[axis] % n_out:
-            refuse("num_outputs needs a static input dimension divisible by the output count")
-        sizes = [shape[axis] // n_out] * n_out
+        if shape is None or shape[axis] < 0:
+            refuse("num_outputs needs a static input dimension")
+        # ONNX: ceil(n / num_outputs) each, the last one smaller when it does not divide
+        chunk = -(-shape[axis] // n_out)
+        sizes = [min(chunk, max(shape[axis] - k * chunk, 0)) for k in range(n_out)]
     if sizes is not None:
         if len(sizes) != n_out:
             refuse(f"split sizes {sizes} do not match the {n_out} outputs")
@@ -101,10 +106,20 @@ def pad_v1(ctx: NodeCtx) -> list:
 
 
 def pad_v11(ctx: NodeCtx) -> list:
-    if ctx.input(3) is not None:
-        refuse("the axes input (opset 18) is not supported")
-    return ctx.one("PadV3", ctx.ins[:3], {"mode": ctx.attr("mode", "constant"),
-                                          "paddings_contiguous": False})
+    attrs = {"mode": ctx.attr("mode", "constant"), "paddings_contiguous": False}
+    if ctx.input(3) is None:
+        return ctx.one("PadV3", ctx.ins[:3], attrs)
+    # opset-18 axes (no IR slot): full-rank pads computed here from constant pads and axes
+    pads, axes, rank = ctx.const(1), ctx.const(3), ctx.input_rank(0)
+    if pads is None or axes is None or rank is None:
+        refuse("the axes input (opset 18) needs constant pads and axes and a known rank")
+    axes = [int(a) + rank if int(a) < 0 else int(a) for a in axes.reshape(-1)]
+    pads = pads.reshape(-1).astype(np.int64)
+    full = [0] * (2 * rank)
+    for k, a in enumerate(axes):
+        full[a], full[rank + a] = int(pads[k]), int(pads[len(axes) + k])
+    return ctx.one("PadV3", [ctx.ins[0], ctx.const_node(full, "int64", "paddings"),
+                             ctx.input(2)], attrs)
 
 
 def _resize_sizes(ctx: NodeCtx, scales) -> tuple:
@@ -250,9 +265,16 @@ def clip_v11(ctx: NodeCtx) -> list:
 
 
 def shape(ctx: NodeCtx) -> list:
-    if int(ctx.attr("start", 0)) != 0 or ctx.has_attr("end"):
-        refuse("the start / end attributes (opset 15) are not supported")
-    return ctx.one("Shape", ctx.ins, {"dtype": DT.DT_INT64})
+    """Opset-15 start / end: Shape then a StridedSliceV2 of it (ONNX Slice clamping is
+    Shape's start / end clamping; ours, CANN ignores them)."""
+    start, end = int(ctx.attr("start", 0)), ctx.attr("end")
+    if start == 0 and end is None:
+        return ctx.one("Shape", ctx.ins, {"dtype": DT.DT_INT64})
+    y = (ctx.emit("Shape", ctx.ins, {"dtype": DT.DT_INT64}, suffix="Shape"), 0)
+    end = np.iinfo(np.int64).max if end is None else int(end)
+    begin_edge = ctx.const_node([start], "int64", "begin")
+    end_edge = ctx.const_node([end], "int64", "end")
+    return [(ctx.emit("StridedSliceV2", [y, begin_edge, end_edge], suffix="StridedSliceV2"), 0)]
 
 
 def constant_of_shape(ctx: NodeCtx) -> list:
@@ -302,11 +324,12 @@ def reduce(ir_type: str, axes_input_since: int):
 
 
 def arg_max(ctx: NodeCtx) -> list:
-    if int(ctx.attr("select_last_index", 0)) == 1:
-        refuse("select_last_index=1 is not supported")
     axis = int(ctx.attr("axis", 0))
     dim = ctx.const_node(np.int32(axis), suffix="dimension")
-    y = (ctx.emit("ArgMaxV2", [ctx.ins[0], dim], {"dtype": DT.DT_INT64}, suffix="ArgMaxV2"), 0)
+    attrs = {"dtype": DT.DT_INT64}
+    if int(ctx.attr("select_last_index", 0)) == 1:  # extra attr (ours): the last max wins
+        attrs["select_last_index"] = 1
+    y = (ctx.emit("ArgMaxV2", [ctx.ins[0], dim], attrs, suffix="ArgMaxV2"), 0)
     if int(ctx.attr("keepdims", 1)) == 1:
         y = (ctx.emit("ExpandDims", [y, ctx.const_node(np.int32(axis), suffix="axis")],
                       suffix="ExpandDims"), 0)
@@ -339,10 +362,20 @@ def top_k(ctx: NodeCtx) -> list:
     return _top_k_outputs(ctx, node)
 
 
+_SCATTER_ND = {"add": "ScatterNdAdd", "max": "ScatterNdMax", "min": "ScatterNdMin"}
+
+
 def scatter_nd(ctx: NodeCtx) -> list:
-    if ctx.attr("reduction", "none") != "none":
-        refuse(f"reduction {ctx.attr('reduction')} is not supported")
-    return ctx.one("TensorScatterUpdate")
+    """No reduction: TensorScatterUpdate (similar_opp); add / max / min: TensorMove + the
+    ScatterNd op of the reduction (scatter_nd_onnx_plugin).  IR has no multiply scatter."""
+    reduction = ctx.attr("reduction", "none")
+    if reduction == "none":
+        return ctx.one("TensorScatterUpdate")
+    if reduction not in _SCATTER_ND:
+        refuse(f"reduction {reduction} is not supported (none, add, max, min are)")
+    var = (ctx.emit("TensorMove", [ctx.ins[0]], suffix="TensorMove"), 0)
+    ir_type = _SCATTER_ND[reduction]
+    return [(ctx.emit(ir_type, [var, ctx.ins[1], ctx.ins[2]], suffix=ir_type), 0)]
 
 
 # -- variadic math ------------------------------------------------------------------------------

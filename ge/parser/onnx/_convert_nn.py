@@ -5,6 +5,8 @@ says which ONNX key uses which.  Layouts: ONNX pads [x1_b, x2_b, x1_e, x2_e] bec
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ge.graph import DataType, Format
 
 from ._context import NodeCtx, refuse
@@ -100,9 +102,10 @@ def conv(ctx: NodeCtx) -> list:
 
 def conv_transpose(ctx: NodeCtx) -> list:
     kernel = ctx.ints("kernel_shape")
-    if not kernel:
-        refuse("ConvTranspose needs the kernel_shape attribute")
-    n = len(kernel)
+    if not kernel:  # optional in ONNX (from W's shape); CANN requires it
+        n = spatial_rank(ctx)
+    else:
+        n = len(kernel)
     strides = ctx.ints("strides") or [1] * n
     if len(strides) == 1 and n > 1:
         strides = strides * n
@@ -317,19 +320,31 @@ def log_softmax_attrs(ctx: NodeCtx) -> dict:
 
 
 def selu(ctx: NodeCtx) -> list:
+    """Default alpha / gamma: Selu.  Others: Elu(alpha, scale = gamma), which is the same
+    function (ours; CANN refuses them)."""
     alpha = float(ctx.attr("alpha", 1.67326319217681884765625))
     gamma = float(ctx.attr("gamma", 1.05070102214813232421875))
     if abs(alpha - 1.6732632) > 1e-6 or abs(gamma - 1.0507010) > 1e-6:
-        refuse("only the default alpha and gamma are supported")
+        return ctx.one("Elu", [ctx.ins[0]], {"alpha": alpha, "scale": gamma})
     return ctx.one("Selu")
 
 
 def dropout(ctx: NodeCtx) -> list:
-    """Input 0 only; ratio (opset ≥ 12 input) is irrelevant at inference, training is not."""
-    training = ctx.const(2)
+    """Input 0 only; ratio (opset ≥ 12 input) is irrelevant at inference, training is not
+    (random) unless the ratio is a constant 0.  A used `mask` is all true at inference:
+    Fill(Shape(x), true) (ours; CANN has no IR slot for it)."""
+    training, ratio = ctx.const(2), ctx.const(1)
     if ctx.input(2) is not None and (training is None or bool(training.reshape(-1)[0])):
-        refuse("training_mode must be absent or a constant false")
+        if ratio is None or float(ratio.reshape(-1)[0]) != 0.0:
+            refuse("training_mode must be absent or a constant false (or the ratio a constant "
+                   "0): training-mode dropout is random")
     attrs = {}
     if ctx.has_attr("ratio"):
         attrs["dropout_ratio"] = float(ctx.attr("ratio"))
-    return ctx.one("Dropout", [ctx.ins[0]], attrs)
+    outs = ctx.one("Dropout", [ctx.ins[0]], attrs)
+    if len(ctx.used) > 1 and ctx.used[1]:
+        dims = (ctx.emit("Shape", [ctx.ins[0]], {"dtype": DataType.DT_INT64},
+                         suffix="Shape_mask"), 0)
+        true = ctx.const_node(np.bool_(True), suffix="true")
+        outs.append((ctx.emit("Fill", [dims, true], suffix="Fill_mask"), 0))
+    return outs
