@@ -186,10 +186,12 @@ def prepare(graph: Graph) -> None:
     for g in [graph] + graph.get_all_subgraphs():
         remove_bypass_ops(g)
     infer_shapes(graph)
+    changed = 0
     for g in [graph] + graph.get_all_subgraphs():
-        fold_constants(g)
-        remove_dead_nodes(g)
-    infer_shapes(graph)
+        changed += fold_constants(g)
+        changed += remove_dead_nodes(g)
+    if changed:  # folding replaces nodes by Consts: their consumers see new producers
+        infer_shapes(graph)
     resolve_attrs(graph)
 
 
