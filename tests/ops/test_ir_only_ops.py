@@ -91,3 +91,17 @@ def test_conv_nhwc_matches_nchw():
     got = run_ir("Conv2D", [d(x.transpose(0, 2, 3, 1)), d(w.transpose(2, 3, 1, 0))],
                  {"strides": [1, 2, 1, 1], "pads": [1, 1, 0, 1], "data_format": "NHWC"})[0]
     np.testing.assert_allclose(got.transpose(0, 3, 1, 2), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_training_batch_norm_running_stats_use_the_avg_factor():
+    from ge import ops
+    opdef = ops.get("BatchNorm")
+    attrs = {a.name: a.default for a in opdef.attrs}
+    attrs.update(is_training=True, exponential_avg_factor=0.25, data_format="NCHW")
+    x = X[None]
+    four = np.full(2, 4.0, np.float32)
+    outs = opdef.kernel([x, np.ones(2, np.float32), np.zeros(2, np.float32), four, four], attrs)
+    batch_mean, batch_var = x.mean(axis=(0, 2, 3)), x.var(axis=(0, 2, 3))
+    np.testing.assert_allclose(outs[1], 0.25 * batch_mean + 3.0, rtol=1e-5)
+    np.testing.assert_allclose(outs[2], 0.25 * batch_var + 3.0, rtol=1e-5)
+    np.testing.assert_allclose(outs[3], batch_mean, rtol=1e-5)

@@ -151,3 +151,11 @@ def test_selu_non_default_is_elu_with_scale():
 def test_conv_transpose_without_kernel_shape_uses_the_weight_rank():
     m = single("ConvTranspose", inputs=("x", "w"), inits=[("w", np.ones((3, 2, 3, 3), np.float32))])
     assert attrs(only(parse_onnx(m), "Conv2DTranspose"))["strides"] == [1, 1, 1, 1]
+
+
+def test_batchnorm_training_momentum_is_the_avg_factor():
+    m = single("BatchNormalization", inputs=("x", "s", "b", "m", "v"), outputs=("y", "rm", "rv"),
+               opset=15, training_mode=1, momentum=0.8,
+               inits=[(n, np.ones(3, np.float32)) for n in ("s", "b", "m", "v")])
+    a = attrs(only(parse_onnx(m), "BatchNorm"))
+    assert a["is_training"] is True and a["exponential_avg_factor"] == pytest.approx(0.2)

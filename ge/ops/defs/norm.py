@@ -55,7 +55,13 @@ def kernel_batch_norm(ins, attrs):
                                                          + attrs["epsilon"])
          * _per_channel(scale, x.ndim, axis) + _per_channel(offset, x.ndim, axis))
     sd = scale.dtype
-    stats = [m.astype(sd), v.astype(sd), m.astype(sd), v.astype(sd), v.astype(sd)]
+    run_m, run_v = m, v
+    if attrs["is_training"] and mean is not None and var is not None:
+        # running statistics: factor * batch + (1 - factor) * input (biased variance, ONNX)
+        f = float(attrs["exponential_avg_factor"])
+        run_m = f * m + (1 - f) * mean.astype(np.float64)
+        run_v = f * v + (1 - f) * var.astype(np.float64)
+    stats = [run_m.astype(sd), run_v.astype(sd), m.astype(sd), v.astype(sd), v.astype(sd)]
     return [y.astype(x.dtype)] + stats
 
 

@@ -171,8 +171,11 @@ def matmul(ctx: NodeCtx) -> list:
 def batch_norm(ctx: NodeCtx) -> list:
     if len(ctx.ins) != 5:
         refuse(f"BatchNormalization takes 5 inputs, got {len(ctx.ins)}")
+    training = int(ctx.attr("training_mode", 0)) == 1
     attrs = {"epsilon": float(ctx.attr("epsilon", 1e-5)), "data_format": "NCHW",
-             "is_training": int(ctx.attr("training_mode", 0)) == 1, "onnx": "onnx"}
+             "is_training": training, "onnx": "onnx"}
+    if training:  # running stats = momentum * input + (1 - momentum) * batch (CANN: ignored)
+        attrs["exponential_avg_factor"] = 1.0 - float(ctx.attr("momentum", 0.9))
     return ctx.one("BatchNorm", ctx.ins, attrs, num_outputs=6)
 
 
