@@ -331,7 +331,10 @@ class Graph:
 
     def topo_order(self) -> list[Node]:
         """Nodes in a stable topological order (ties broken by insertion order)."""
-        order_of = {id(n): i for i, n in enumerate(self._nodes.values())}
+        nodes = list(self._nodes.values())
+        order_of = {id(n): i for i, n in enumerate(nodes)}
+        if self._insertion_order_is_topological(nodes, order_of):
+            return nodes  # what the sort below returns then, found in one pass over the edges
         pending = {}
         for n in self._nodes.values():
             preds = {id(e[0]) for e in n._inputs if e is not None and e[0]._graph is self}
@@ -354,6 +357,16 @@ class Graph:
             stuck = [n.name for n in self._nodes.values() if pending[id(n)] > 0]
             raise GraphCycleError(self._name, stuck)
         return out
+
+    def _insertion_order_is_topological(self, nodes: list[Node], order_of: dict) -> bool:
+        for i, n in enumerate(nodes):
+            for e in n._inputs:
+                if e is not None and e[0]._graph is self and order_of.get(id(e[0]), i) >= i:
+                    return False
+            for c in n._ctrl_in:
+                if order_of.get(id(c), i) >= i:
+                    return False
+        return True
 
     def sort(self) -> None:
         """Reorder the node table topologically (deterministic)."""
