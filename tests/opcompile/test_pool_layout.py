@@ -26,6 +26,17 @@ def test_pool(op, ks, st, mode, pads, ceil, glob, rng):
     check_op(op, [x], attrs, fmt="NCHW")
 
 
+@pytest.mark.parametrize("ks,st,pads", [((3, 3), (3, 2), (2, 1, 2, 2)), ((2, 4), (1, 3), (1, 0, 3, 2)),
+                                        ((5, 5), (2, 2), (2, 2, 2, 2))])
+def test_max_pool_padding_and_nan(ks, st, pads, rng):
+    x = rng.standard_normal((1, 2, 6, 7)).astype(F32)
+    x[0, 0, 2, 3] = np.nan
+    x[0, 1] = -np.inf
+    attrs = {"ksize": [1, 1, *ks], "strides": [1, 1, *st], "pads": list(pads),
+             "data_format": "NCHW"}
+    check_op("MaxPoolV3", [x], attrs, fmt="NCHW")
+
+
 @pytest.mark.parametrize("exclusive", [True, False])
 def test_avg_pool_padding_divisor(exclusive, rng):
     x = rng.standard_normal((1, 2, 5, 5)).astype(F32)

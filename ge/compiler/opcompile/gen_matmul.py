@@ -11,7 +11,7 @@ from .cgen import (KernelSource, Unsupported, broadcast_strides, flit, io_decls,
 
 __all__ = ["MATMUL_OPS", "VERSION", "render_matmul", "render_gemm", "render_conv2d"]
 
-VERSION = 1
+VERSION = 2
 F = ("DT_FLOAT",)
 MATMUL_OPS = {  # op -> (transpose attr of x1, of x2, batched)
     "MatMul": ("transpose_x1", "transpose_x2", False),
@@ -151,13 +151,24 @@ def render_conv2d(sig) -> KernelSource:
             f"            for (int64_t ki = 0; ki < {kh}; ++ki)",
             f"            for (int64_t kj = 0; kj < {kw}; ++kj) {{",
             f"                float *row = col + ((ci * {kh} + ki) * {kw} + kj) * {ohw};",
+            # output columns [jlo, jhi) read inside the input row; the rest is padding
+            f"                const int64_t wofs = kj * {dw} - {pl};",
+            f"                int64_t jlo = wofs >= 0 ? 0 : (-wofs + {sw - 1}) / {sw};",
+            f"                int64_t jhi = wofs >= {wd} ? 0 : ({wd - 1} - wofs) / {sw} + 1;",
+            f"                if (jlo > {ow}) jlo = {ow};",
+            f"                if (jhi > {ow}) jhi = {ow};",
+            "                if (jhi < jlo) jhi = jlo;",
             f"                for (int64_t oi = 0; oi < {oh}; ++oi) {{",
             f"                    const int64_t hi = oi * {sh} - {pt} + ki * {dh};",
-            f"                    for (int64_t oj = 0; oj < {ow}; ++oj) {{",
-            f"                        const int64_t wj = oj * {sw} - {pl} + kj * {dw};",
-            f"                        row[oi * {ow} + oj] = (hi >= 0 && hi < {h} && wj >= 0 && "
-            f"wj < {wd}) ? xg[(ci * {h} + hi) * {wd} + wj] : 0.0f;",
+            f"                    float *r = row + oi * {ow};",
+            f"                    if (hi < 0 || hi >= {h}) {{",
+            f"                        memset(r, 0, {ow} * sizeof(float));",
+            "                        continue;",
             "                    }",
+            f"                    const float *xr = xg + (ci * {h} + hi) * {wd} + wofs;",
+            "                    for (int64_t oj = 0; oj < jlo; ++oj) r[oj] = 0.0f;",
+            f"                    for (int64_t oj = jlo; oj < jhi; ++oj) r[oj] = xr[oj * {sw}];",
+            f"                    for (int64_t oj = jhi; oj < {ow}; ++oj) r[oj] = 0.0f;",
             "                }",
             "            }"]
     src = "xg" if direct else "col"

@@ -9,7 +9,7 @@ from .cgen import KernelSource, Unsupported, io_decls, kernel_file, require_dtyp
 
 __all__ = ["POOL_OPS", "VERSION", "render_pool"]
 
-VERSION = 1
+VERSION = 2
 POOL_OPS = ("MaxPoolV3", "AvgPoolV2")
 
 
@@ -40,6 +40,37 @@ def _pads(sig, h, w, oh, ow, kh, kw, sh, sw):
     return tuple(pads)
 
 
+def _max_rows(nc, h, w, oh, ow, kh, kw, sh, sw, pt, pl) -> list:
+    """Max pooling one output row at a time: for each window row and column offset, one
+    branch-free pass over the output columns whose input column is inside the row (the
+    padding never wins), in the window order of the scalar definition (NaN propagates)."""
+    return [
+        f"    for (int64_t p = 0; p < {nc}; ++p) {{",
+        f"        const float *xp = x0 + p * {h * w};",
+        f"        for (int64_t oi = 0; oi < {oh}; ++oi) {{",
+        f"            float *yr = y0 + (p * {oh} + oi) * {ow};",
+        f"            const int64_t h0 = oi * {sh} - {pt};",
+        "            const int64_t hs = h0 > 0 ? h0 : 0;",
+        f"            const int64_t he = h0 + {kh} < {h} ? h0 + {kh} : {h};",
+        f"            for (int64_t oj = 0; oj < {ow}; ++oj) yr[oj] = -INFINITY;",
+        "            for (int64_t i = hs; i < he; ++i) {",
+        f"                for (int64_t kj = 0; kj < {kw}; ++kj) {{",
+        f"                    const int64_t wofs = kj - {pl};",
+        f"                    int64_t jlo = wofs >= 0 ? 0 : (-wofs + {sw - 1}) / {sw};",
+        f"                    int64_t jhi = wofs >= {w} ? 0 : ({w - 1} - wofs) / {sw} + 1;",
+        f"                    if (jhi > {ow}) jhi = {ow};",
+        f"                    const float *xr = xp + i * {w} + wofs;",
+        "                    for (int64_t oj = jlo; oj < jhi; ++oj) {",
+        f"                        const float v = xr[oj * {sw}];",
+        "                        yr[oj] = (v > yr[oj] || v != v) ? v : yr[oj];",
+        "                    }",
+        "                }",
+        "            }",
+        "        }",
+        "    }",
+    ]
+
+
 def render_pool(sig) -> KernelSource:
     require_dtypes(sig, {0: ("DT_FLOAT",)}, {0: ("DT_FLOAT",)})
     if sig.attr("data_format", "NCHW") != "NCHW":
@@ -60,6 +91,9 @@ def render_pool(sig) -> KernelSource:
     is_max = sig.op_type == "MaxPoolV3"
     exclusive = bool(sig.attr("exclusive", True))
     divisor = int(sig.attr("divisor_override", 0) or 0)
+    if is_max:
+        body = _max_rows(nc, h, w, oh, ow, kh, kw, sh, sw, pt, pl)
+        return KernelSource(kernel_file(sig, "pool", VERSION, io_decls(sig), body))
     body = [
         f"    for (int64_t p = 0; p < {nc}; ++p) {{",
         f"        const float *xp = x0 + p * {h * w};",
@@ -75,29 +109,18 @@ def render_pool(sig) -> KernelSource:
         "                const int64_t ws = w0 > 0 ? w0 : 0;",
         f"                const int64_t we = w1 < {w} ? w1 : {w};",
     ]
-    if is_max:
-        body += [
-            "                float m = -INFINITY;",
-            "                for (int64_t i = hs; i < he; ++i)",
-            "                    for (int64_t j = ws; j < we; ++j) {",
-            f"                        const float v = xp[i * {w} + j];",
-            "                        if (v > m || v != v) m = v;",
-            "                    }",
-            f"                yp[oi * {ow} + oj] = m;",
-        ]
+    if divisor:
+        count = f"{divisor}.0"
+    elif exclusive:
+        count = "(double)((he - hs) * (we - ws))"
     else:
-        if divisor:
-            count = f"{divisor}.0"
-        elif exclusive:
-            count = "(double)((he - hs) * (we - ws))"
-        else:
-            count = "(double)((h1 - h0) * (w1 - w0))"
-        body += [
-            "                double s = 0.0;",
-            "                for (int64_t i = hs; i < he; ++i)",
-            f"                    for (int64_t j = ws; j < we; ++j) s += xp[i * {w} + j];",
-            f"                const double cnt = {count};",
-            f"                yp[oi * {ow} + oj] = cnt > 0.0 ? (float)(s / cnt) : 0.0f;",
-        ]
+        count = "(double)((h1 - h0) * (w1 - w0))"
+    body += [
+        "                double s = 0.0;",
+        "                for (int64_t i = hs; i < he; ++i)",
+        f"                    for (int64_t j = ws; j < we; ++j) s += xp[i * {w} + j];",
+        f"                const double cnt = {count};",
+        f"                yp[oi * {ow} + oj] = cnt > 0.0 ? (float)(s / cnt) : 0.0f;",
+    ]
     body += ["            }", "        }", "    }"]
     return KernelSource(kernel_file(sig, "pool", VERSION, io_decls(sig), body))
