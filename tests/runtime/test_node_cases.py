@@ -42,6 +42,14 @@ SUBSET = (
     "test_constant_pad", "test_cast_FLOAT_to_DOUBLE",
     # control flow
     "test_if",
+    # ONNX semantics beyond CANN's tables (docs/parser.md, deviations) and compiled-kernel
+    # regressions (auto_pad resolved into explicit pads)
+    "test_conv_with_autopad_same", "test_maxpool_2d_same_lower", "test_averagepool_2d_dilations",
+    "test_top_k", "test_pow_types_int64_float32", "test_reduce_max_empty_set",
+    "test_resize_downsample_scales_nearest", "test_resize_downsample_scales_linear_antialias",
+    "test_shape_start_1", "test_argmax_keepdims_example_select_last_index",
+    "test_scatternd_add", "test_convtranspose_autopad_same", "test_dropout_default_mask",
+    "test_batchnorm_example_training_mode",
 )
 PROCESS_CASES = ("test_relu", "test_reshape_negative_dim", "test_maxpool_2d_pads")
 
