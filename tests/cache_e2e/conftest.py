@@ -11,14 +11,14 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from e2e_helpers import Pyatc, write_models  # noqa: E402
+from e2e_helpers import ModelFiles, Pyatc  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def models(tmp_path_factory):
     """name -> path of tiny, small (conv), small6 (conv, other widths), resnet50, mobilenetv2
     (CI sizes)."""
-    return write_models(tmp_path_factory.mktemp("e2e_models"))
+    return ModelFiles(tmp_path_factory.mktemp("e2e_models"))
 
 
 @pytest.fixture

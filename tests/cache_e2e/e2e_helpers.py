@@ -41,10 +41,6 @@ class ModelFiles:
         return path
 
 
-def write_models(directory: Path) -> ModelFiles:
-    return ModelFiles(directory)
-
-
 @dataclass
 class Result:
     rc: int
@@ -182,10 +178,11 @@ def snapshot(root) -> dict:
 
 # ---- looking at OM files ---------------------------------------------------------------------
 
-def om_parts(path) -> dict:
-    """Every part of an OM except the `atc_cmdline` attribute (which records argv)."""
-    from ge.om import read_om
-    om = read_om(str(path))
+def om_parts(om_file) -> dict:
+    """Every part of an OM (a path, or its bytes) except the `atc_cmdline` attribute (which
+    records argv)."""
+    from ge.om import parse_om, read_om
+    om = parse_om(om_file) if isinstance(om_file, bytes) else read_om(str(om_file))
     model_def = type(om.model_def)()
     model_def.CopyFrom(om.model_def)
     del model_def.attr["atc_cmdline"]
