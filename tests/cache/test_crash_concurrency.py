@@ -60,11 +60,17 @@ def test_fault_at_each_publish_step(tmp_path, reference, step):
 def test_random_sigkills(tmp_path, reference):
     root = tmp_path / "cache"
     rnd = random.Random(20240601)
-    kills = 0
-    for attempt in range(12):
+    # Kill moments are drawn inside the duration of one forced run, measured here, so that
+    # kills land while kernels are being compiled and published however fast the machine is.
+    start = time.monotonic()
+    run_worker(tmp_path / "timing", "force", N)
+    window = max(time.monotonic() - start, 0.2)
+    kills = attempts = 0
+    while kills < 10 and attempts < 40:
+        attempts += 1
         proc = subprocess.Popen(worker_argv(root, rnd.choice(["enable", "force"]), N),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rnd.uniform(0.05, 1.2))
+        time.sleep(rnd.uniform(0.02, 0.9) * window)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=60)
         kills += proc.returncode == -signal.SIGKILL
