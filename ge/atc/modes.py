@@ -10,9 +10,9 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import tempfile
 
 from ge.errors import GeError
+from ge.fsutil import publish
 
 from .checks import OUTPUT_SUFFIX
 from .options import RunState, build_options
@@ -59,16 +59,10 @@ def call_api(function: str, *args, **kwargs):
 
 
 def write_text_atomic(path: str, text: str) -> None:
-    directory = os.path.dirname(path) or "."
-    fd, temp = tempfile.mkstemp(prefix=".tmp_", dir=directory)
+    """JSON outputs are created 0600, like GE's saver (atc-cli.md §9.2)."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(temp, 0o600)
-        os.replace(temp, path)
+        publish(path, text, mode=0o600)
     except OSError as exc:
-        if os.path.exists(temp):
-            os.unlink(temp)
         raise GeError("E13004", {"file": path, "reason": exc.strerror or str(exc)}) from None
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from ge.fsutil import publish
 from ge.graph import DumpFormat, Graph
 
 # DUMP_GRAPH_LEVEL=2 ("whitelist", the default) dumps these stages only.
@@ -74,8 +75,5 @@ class GraphDumper:
                 data = graph_to_text(graph, kind)
             path = os.path.join(directory,
                                 f"{prefix}_{self.seq:05d}_{self.graph_name}_{stage}.{ext}")
-            tmp = path + ".tmp"
-            with open(tmp, "wb" if isinstance(data, bytes) else "w") as f:
-                f.write(data)
-            os.replace(tmp, path)
+            publish(path, data, mode=0o644)
             self.written.append(path)

@@ -18,8 +18,6 @@ Mapping rules (spec/om-format.md §8.2-§8.4):
 """
 from __future__ import annotations
 
-import os
-import tempfile
 
 import numpy as np
 
@@ -500,17 +498,8 @@ def _link_graphs(model_def, source: str) -> Graph:
 # -- files and dumps ------------------------------------------------------------------------------
 def write_atomic(path: str, data: bytes) -> None:
     """Write `data` to a temporary name beside `path`, then rename it into place."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
-                               dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from ge.fsutil import publish
+    publish(path, data, mode=0o644)
 
 
 def save_air(graph: Graph, path: str) -> None:

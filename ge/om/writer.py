@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import os
 import platform
-import secrets
 import signal
-import socket
-import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence, Union
 
 from ge.errors import GeError
+from ge.fsutil import publish
 from ge.graph import serialize as ser
 from ge.graph.attrs import kind_of
 from ge.graph.types import AttrValueType as VT, dtype_size
@@ -34,12 +32,11 @@ from .container import (HEADER_SIZE, OmHeader, PartitionType, TensorInfo, fixed_
 from .weights import weight_parts
 
 __all__ = ["OmContent", "build_om", "write_om", "host_target", "TARGET_ATTR", "FAULT_ENV",
-           "FAULT_STEPS", "clean_stale_temporaries"]
+           "FAULT_STEPS"]
 
 TARGET_ATTR = "_pyatc_target"
 FAULT_ENV = "GE_OM_FAULT"                     # test-only crash points of write_om
 FAULT_STEPS = ("om_partial", "om_written")    # half the bytes / all bytes in the temporary
-STALE_SECONDS = 3600
 _CPU_ALIASES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}
 # --framework option value -> framework_type model attribute (spec/om-format.md §8.5)
 FRAMEWORK_NAMES = {"0": "Caffe", "1": "MindSpore", "3": "TensorFlow", "4": "Android_NN",
@@ -222,73 +219,9 @@ def _fault_point(step: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _host() -> str:
-    return "".join(c if c.isalnum() else "_" for c in socket.gethostname())[:32] or "host"
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def clean_stale_temporaries(path: str, now: Optional[float] = None) -> list[str]:
-    """Remove `.<name>.tmp-<host>-<pid>-<rand>` files of `path` left by dead processes of this
-    host (or older than an hour); returns the names removed."""
-    directory, base = os.path.split(os.path.abspath(path))
-    prefix = f".{base}.tmp-"
-    now = time.time() if now is None else now
-    removed = []
-    for entry in sorted(os.listdir(directory)):
-        if not entry.startswith(prefix):
-            continue
-        parts = entry[len(prefix):].split("-")
-        temp = os.path.join(directory, entry)
-        try:
-            age = now - os.lstat(temp).st_mtime
-        except FileNotFoundError:
-            continue
-        dead = len(parts) == 3 and parts[0] == _host() and parts[1].isdigit() \
-            and not _pid_alive(int(parts[1]))
-        if dead or age > STALE_SECONDS:
-            try:
-                os.unlink(temp)
-                removed.append(entry)
-            except FileNotFoundError:
-                pass
-    return removed
-
-
 def _publish(path: str, data: bytes) -> None:
-    directory, base = os.path.split(os.path.abspath(path))
-    clean_stale_temporaries(path)
-    tmp = os.path.join(directory,
-                       f".{base}.tmp-{_host()}-{os.getpid()}-{secrets.token_hex(4)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        try:
-            view = memoryview(data)
-            half = len(data) // 2
-            written = 0
-            while written < len(data):
-                written += os.write(fd, view[written:half if written < half else len(data)])
-                if written == half:
-                    _fault_point("om_partial")
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        _fault_point("om_written")
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    publish(path, data, on_half=lambda: _fault_point("om_partial"),
+            before_rename=lambda: _fault_point("om_written"))
 
 
 def write_om(path: str, content: OmContent) -> None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from typing import Optional
+
+from ge.fsutil import publish
 
 __all__ = ["FusionReport", "PassStats", "PatternTrace", "write_fusion_result",
            "fusion_result_path"]
@@ -102,13 +103,5 @@ def write_fusion_result(report: FusionReport, work_path: Optional[str] = None) -
     directory = os.path.dirname(path)
     os.makedirs(directory, exist_ok=True)
     text = json.dumps(report.to_records(), indent=4, sort_keys=True) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=".fusion_result.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    publish(path, text)
     return path

@@ -5,7 +5,7 @@ import re
 import subprocess
 import sys
 
-from conftest import REPO
+from atc_entries import REPO
 
 from ge.atc.codes import CODES, format_message, is_internal, lookup
 from ge.atc.flags import FLAGS, NO_EFFECT, REFUSED

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from conftest import run_entry
+from atc_entries import run_entry
 
 START = "ATC start working now, please wait for a moment."
 FAILED = "ATC run failed, Please check the detail log, Try 'atc --help' for more information"

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from conftest import ROOT
+from pass_samples import ROOT
 
 PASS_TEMPLATE = textwrap.dedent('''
     from ge.passes import FusionBasePass, PassStage, register_fusion_pass

@@ -12,7 +12,7 @@ from ge.passes import PassStage
 from ge.passes.report import FusionReport
 from ge.passes.runner import run_stage
 
-from conftest import SAMPLES, load_file
+from pass_samples import SAMPLES, load_file
 
 BIS = PassStage.BEFORE_INFER_SHAPE
 

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
 from dataclasses import dataclass, field
 
 from ge.errors import GeError, warn
+from ge.fsutil import clean_stale_temporaries, temp_name
 from . import settings as _settings
 from .evict import evict
 from .key import kernel_key, kernel_name, key_material
 from .settings import CacheSettings, resolve
-from .store import _host, _pid_alive, clean_stale, lookup, publish, remove_entry
+from .store import clean_stale, lookup, publish, remove_entry
 
 __all__ = ["KernelCache", "CacheStats", "CacheSettings", "resolve", "kernel_key", "kernel_name",
            "key_material", "check_private_dir"]
@@ -57,26 +57,8 @@ def check_private_dir(path: str) -> None:
                       f"refused. Run 'chmod go-w {path}' or choose another directory.")
 
 
-def _ini_temp_prefix(path: str) -> str:
-    directory, base = os.path.split(path)
-    return os.path.join(directory, f".{base}.tmp-{_host()}-")
-
-
-def _clean_stale_ini_temps(path: str) -> None:
-    """Temporaries of `_write_default_ini` left by dead processes of this host."""
-    prefix = os.path.basename(_ini_temp_prefix(path))
-    directory = os.path.dirname(path)
-    for name in sorted(os.listdir(directory)):
-        pid = name[len(prefix):].split("-", 1)[0]
-        if name.startswith(prefix) and pid.isdigit() and not _pid_alive(int(pid)):
-            try:
-                os.unlink(os.path.join(directory, name))
-            except FileNotFoundError:
-                pass
-
-
 def _write_default_ini(path: str) -> None:
-    tmp = f"{_ini_temp_prefix(path)}{os.getpid()}-{secrets.token_hex(4)}"
+    tmp = temp_name(path)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o640)
     try:
         os.write(fd, _settings.INI_TEMPLATE.encode("utf-8"))
@@ -107,7 +89,7 @@ class KernelCache:
             # each level ourselves: makedirs gives intermediate levels the umask's mode
             os.makedirs(path, mode=0o750, exist_ok=True)
             check_private_dir(path)
-        _clean_stale_ini_temps(settings.ini_path)
+        clean_stale_temporaries(settings.ini_path)
         if not os.path.exists(settings.ini_path):
             _write_default_ini(settings.ini_path)
         cache.stats.stale_cleaned = len(clean_stale(settings.cache_dir))

@@ -24,12 +24,12 @@ import json
 import os
 import secrets
 import shutil
-import socket
 import time
 from dataclasses import dataclass
 from typing import Optional
 
 from .faults import fault_point
+from ge.fsutil import host_tag as _host, pid_alive as _pid_alive
 
 __all__ = ["Lookup", "lookup", "publish", "remove_entry", "clean_stale", "list_entries",
            "entry_size", "entry_mtime", "BIN_SUFFIX", "STALE_SECONDS"]
@@ -49,8 +49,6 @@ class Lookup:
     inode: int = 0                # of the entry directory judged corrupt (for remove_entry)
 
 
-def _host() -> str:
-    return "".join(c if c.isalnum() else "_" for c in socket.gethostname())[:32] or "host"
 
 
 def _read_at(dir_fd: int, name: str) -> bytes:
@@ -202,14 +200,6 @@ def remove_entry(cache_dir: str, name: str, inode: int = 0) -> bool:
     return True
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def clean_stale(cache_dir: str, now: Optional[float] = None) -> list:

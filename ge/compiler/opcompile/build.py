@@ -15,12 +15,12 @@ import hashlib
 import os
 import re
 import shutil
-import socket
 import subprocess
 import tempfile
 from dataclasses import dataclass
 
 from ge.errors import GeError
+from ge.fsutil import host_tag as _host, pid_alive as _pid_alive
 
 __all__ = ["Toolchain", "toolchain", "build", "compile_flags", "KernelBuildError",
            "clean_stale_build_dirs"]
@@ -113,18 +113,8 @@ def link_libs(needs_blas: bool) -> list:
     return (["-lopenblas"] if needs_blas else []) + ["-lm"]
 
 
-def _host() -> str:
-    return "".join(c if c.isalnum() else "_" for c in socket.gethostname())[:32] or "host"
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def clean_stale_build_dirs(temp_root: str = "") -> list:

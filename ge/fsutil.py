@@ -1,0 +1,98 @@
+"""Publishing files safely: a temporary name beside the target, fsync, rename.
+
+Every artefact under a final name (OM, JSON outputs, dumps, reports, cache files) is written
+through `publish`, so an interrupted or failed run never leaves a partial file there.
+Temporaries are named `.<name>.tmp-<host>-<pid>-<rand>`; `clean_stale_temporaries` removes
+those of dead processes of this host (or any older than an hour).
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import time
+from typing import Callable, Optional, Union
+
+STALE_SECONDS = 3600
+
+
+def host_tag() -> str:
+    """This host's name, reduced to [A-Za-z0-9_], for names of per-process temporaries."""
+    return "".join(c if c.isalnum() else "_" for c in socket.gethostname())[:32] or "host"
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def temp_name(path: str) -> str:
+    directory, base = os.path.split(os.path.abspath(path))
+    return os.path.join(directory,
+                        f".{base}.tmp-{host_tag()}-{os.getpid()}-{secrets.token_hex(4)}")
+
+
+def clean_stale_temporaries(path: str, now: Optional[float] = None) -> list:
+    """Remove temporaries of `path` left by dead processes of this host; returns their names."""
+    directory, base = os.path.split(os.path.abspath(path))
+    prefix = f".{base}.tmp-"
+    now = time.time() if now is None else now
+    removed = []
+    try:
+        entries = sorted(os.listdir(directory))
+    except FileNotFoundError:
+        return removed
+    for entry in entries:
+        if not entry.startswith(prefix):
+            continue
+        parts = entry[len(prefix):].split("-")
+        temp = os.path.join(directory, entry)
+        try:
+            age = now - os.lstat(temp).st_mtime
+        except FileNotFoundError:
+            continue
+        dead = len(parts) == 3 and parts[0] == host_tag() and parts[1].isdigit() \
+            and not pid_alive(int(parts[1]))
+        if dead or age > STALE_SECONDS:
+            try:
+                os.unlink(temp)
+                removed.append(entry)
+            except FileNotFoundError:
+                pass
+    return removed
+
+
+def publish(path: str, data: Union[bytes, str], mode: int = 0o600,
+            on_half: Optional[Callable[[], None]] = None,
+            before_rename: Optional[Callable[[], None]] = None) -> None:
+    """Write `data` to `path` atomically.  `on_half` / `before_rename` are fault-injection
+    points for tests (called after half the bytes, and after fsync)."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    clean_stale_temporaries(path)
+    tmp = temp_name(path)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        try:
+            view, half, written = memoryview(data), len(data) // 2, 0
+            while written < len(data):
+                written += os.write(fd, view[written:half if written < half else len(data)])
+                if written == half and on_half is not None:
+                    on_half()
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if before_rename is not None:
+            before_rename()
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
