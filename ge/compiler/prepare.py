@@ -9,7 +9,7 @@ import numpy as np
 from ge import ops
 from ge.errors import GeError
 from ge.graph import Graph, Node
-from ge.graph.types import from_numpy_dtype
+from ge.graph.types import from_numpy_dtype, to_numpy_dtype
 
 from .graph_utils import CONST_TYPES, bypass, const_value, make_const, remove_dead_nodes
 
@@ -116,6 +116,24 @@ def _bind_subgraph_inputs(parent: Node, sub: Graph) -> None:
         data.update_output_desc(0, desc)
 
 
+# Ops whose output depends only on their input's shape and dtype: with a static input shape
+# they fold to constants even though the input is computed (the LayerNorm expansion of the
+# ONNX parser feeds Shape(x) into BroadcastTo).
+SHAPE_ONLY_OPS = frozenset({"Shape"})
+
+
+def _shape_stand_in(desc):
+    """A zero-stride array with the desc's static shape (no memory), or None."""
+    shape = list(desc.shape)
+    if any(d < 0 for d in shape):
+        return None
+    try:
+        dtype = to_numpy_dtype(desc.data_type)
+    except TypeError:
+        return None
+    return np.broadcast_to(np.zeros((), dtype), shape)
+
+
 def fold_constants(graph: Graph) -> int:
     """Replace every node whose inputs are all constants by Const nodes.  Returns count."""
     folded = 0
@@ -126,6 +144,9 @@ def fold_constants(graph: Graph) -> int:
         if not any(e is not None for e in edges):
             continue
         values = [None if e is None else const_value(e[0]) for e in edges]
+        if node.type in SHAPE_ONLY_OPS:
+            values = [_shape_stand_in(e[0].out_desc(e[1])) if e is not None and v is None
+                      else v for e, v in zip(edges, values)]
         if any(e is not None and v is None for e, v in zip(edges, values)):
             continue
         opdef = ops.get(node.type)

@@ -102,3 +102,16 @@ def test_broadcasting_add_is_not_a_bias():
 def test_switches_leave_graph_unchanged(switch):
     _, types = compile_model(matmul_add_model(), **{"ge.optimizationSwitch": switch})
     assert "Add" in types and "RealDiv" in types and "Muls" not in types
+
+
+def test_shape_of_a_static_tensor_folds_to_a_constant():
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Shape", ["r"], ["s"], name="shape"),
+             helper.make_node("Cast", ["s"], ["f"], name="cast", to=TensorProto.FLOAT)]
+    g = helper.make_graph(nodes, "sh", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                      [2, 5, 7])],
+                          [helper.make_tensor_value_info("f", TensorProto.FLOAT, None)])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    compiled, types = compile_model(model)
+    assert "Shape" not in types and "Cast" not in types and "Relu" not in types
+    check_numbers(model, compiled, {"x": RNG.standard_normal((2, 5, 7)).astype(np.float32)})
