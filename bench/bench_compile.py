@@ -10,7 +10,9 @@ process measured in the same run:
     python3 bench/bench_compile.py [-n 3] [--models resnet50,bert] [--prefix <install>]
                                    [--profile] [--keep DIR]
 
-`ours` runs `python3 -m ge.atc` from this checkout, or `<prefix>/bin/pyatc` with --prefix.
+Wall times are medians; the CPU time (user + sys) of the same processes is printed too, as
+it is steadier when other jobs share the machine.  `ours` runs `python3 -m ge.atc` from this
+checkout, or `<prefix>/bin/pyatc` with --prefix.
 --profile also runs one warm compile in-process under cProfile and prints the hot spots.
 """
 from __future__ import annotations
@@ -20,6 +22,7 @@ import cProfile
 import io
 import os
 import pstats
+import resource
 import shutil
 import statistics
 import subprocess
@@ -43,10 +46,20 @@ ORT = ("import onnxruntime as ort, sys\n"
        "ort.InferenceSession(sys.argv[1], o, providers=['CPUExecutionProvider'])\n")
 
 
-def wall_time(argv: List[str], env: Dict[str, str], cwd: str) -> float:
+CPU_TIMES: Dict[str, List[float]] = {}
+"""label -> CPU seconds (user + sys) of each measured process: steadier than wall time on a
+machine shared with other jobs."""
+
+
+def wall_time(argv: List[str], env: Dict[str, str], cwd: str, label: str = "") -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if label:
+        CPU_TIMES.setdefault(label, []).append(after.ru_utime - before.ru_utime
+                                               + after.ru_stime - before.ru_stime)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}):\n"
                          f"{done.stdout.decode()[-2000:]}\n{done.stderr.decode()[-2000:]}")
@@ -112,15 +125,15 @@ def bench_model(name: str, work: Path, runs: int, prefix: Optional[Path],
         wall_time([sys.executable, "-c", script, str(model), str(work / "warmup.onnx")], env,
                   str(work))
     floor = [wall_time([sys.executable, "-c", FLOOR, str(model), str(work / "floor.onnx")],
-                       env, str(work)) for _ in range(runs)]
+                       env, str(work), f"{name} floor") for _ in range(runs)]
     ort = [wall_time([sys.executable, "-c", ORT, str(model), str(work / "ort.onnx")],
-                     env, str(work)) for _ in range(runs)]
+                     env, str(work), f"{name} ort") for _ in range(runs)]
     cold_cache = work / f"cache_cold_{name}"
     shutil.rmtree(cold_cache, ignore_errors=True)
     cold = wall_time(ours_argv(prefix, model, work / f"{name}_cold", cold_cache), env,
-                     str(work))  # also writes the byte code of ge (see `environment`)
+                     str(work), f"{name} cold")  # also writes the byte code of ge
     warm = [wall_time(ours_argv(prefix, model, work / f"{name}_warm", cold_cache), env,
-                      str(work)) for _ in range(runs)]
+                      str(work), f"{name} warm") for _ in range(runs)]
     figures = {"floor": statistics.median(floor), "ort": statistics.median(ort),
                "warm": statistics.median(warm), "cold": cold}
     om_mb = (work / f"{name}_warm.om").stat().st_size / 1e6
@@ -133,6 +146,11 @@ def bench_model(name: str, work: Path, runs: int, prefix: Optional[Path],
     print(f"  ours   cold kernel cache          {figures['cold']:7.2f} s   "
           f"{figures['cold'] / figures['floor']:5.2f}x floor  "
           f"{figures['cold'] / figures['ort']:5.2f}x ort")
+    cpu = {key: statistics.median(CPU_TIMES[f"{name} {key}"])
+           for key in ("floor", "ort", "warm", "cold")}
+    print(f"  CPU time (user+sys): floor {cpu['floor']:.2f} s, ort {cpu['ort']:.2f} s, "
+          f"ours warm {cpu['warm']:.2f} s ({cpu['warm'] / cpu['floor']:.2f}x floor, "
+          f"{cpu['warm'] / cpu['ort']:.2f}x ort), cold {cpu['cold']:.2f} s")
     sys.stdout.flush()
     if do_profile:
         print(profile(model, cold_cache, work / f"{name}_profile.om", 25))
