@@ -64,11 +64,9 @@ def _infer_value(node: Node, opdef, values: dict) -> None:
     if node.type in NO_FOLD or opdef.kernel is None:
         return
     if node.type == "Shape":
-        shape = list(node.in_desc(0).shape)
-        if any(d < 0 for d in shape):  # unknown dim or unknown rank ([-2])
-            return
-        dtype = node.out_desc(0).data_type
-        values[(node.name, 0)] = np.array(shape, dtype=_numpy_dtype(dtype))
+        value = static_shape_value(node)
+        if value is not None:
+            values[(node.name, 0)] = value
         return
     inputs = []
     for i, edge in enumerate(node.inputs()):
@@ -94,9 +92,12 @@ def _infer_value(node: Node, opdef, values: dict) -> None:
             values[(node.name, idx)] = arr
 
 
-def _numpy_dtype(dtype):
-    from ge.graph.types import to_numpy_dtype
-    return to_numpy_dtype(dtype)
+def static_shape_value(node: Node):
+    """The output of a Shape op whose input has a static shape, else None."""
+    shape = list(node.in_desc(0).shape)
+    if any(d < 0 for d in shape):  # unknown dim or unknown rank ([-2])
+        return None
+    return np.array(shape, dtype=to_numpy_dtype(node.out_desc(0).data_type))
 
 
 def _sync_data(graph: Graph, node: Node) -> None:
@@ -116,24 +117,6 @@ def _bind_subgraph_inputs(parent: Node, sub: Graph) -> None:
         data.update_output_desc(0, desc)
 
 
-# Ops whose output depends only on their input's shape and dtype: with a static input shape
-# they fold to constants even though the input is computed (the LayerNorm expansion of the
-# ONNX parser feeds Shape(x) into BroadcastTo).
-SHAPE_ONLY_OPS = frozenset({"Shape"})
-
-
-def _shape_stand_in(desc):
-    """A zero-stride array with the desc's static shape (no memory), or None."""
-    shape = list(desc.shape)
-    if any(d < 0 for d in shape):
-        return None
-    try:
-        dtype = to_numpy_dtype(desc.data_type)
-    except TypeError:
-        return None
-    return np.broadcast_to(np.zeros((), dtype), shape)
-
-
 def fold_constants(graph: Graph) -> int:
     """Replace every node whose inputs are all constants by Const nodes.  Returns count."""
     folded = 0
@@ -143,16 +126,18 @@ def fold_constants(graph: Graph) -> int:
         edges = node.inputs()
         if not any(e is not None for e in edges):
             continue
+        # Shape of a statically shaped tensor folds although its input is computed (the
+        # parser's LayerNorm expansion feeds Shape(x) into BroadcastTo).
+        shape_value = static_shape_value(node) if node.type == "Shape" else None
         values = [None if e is None else const_value(e[0]) for e in edges]
-        if node.type in SHAPE_ONLY_OPS:
-            values = [_shape_stand_in(e[0].out_desc(e[1])) if e is not None and v is None
-                      else v for e, v in zip(edges, values)]
-        if any(e is not None and v is None for e, v in zip(edges, values)):
+        if shape_value is None and any(e is not None and v is None
+                                       for e, v in zip(edges, values)):
             continue
         opdef = ops.get(node.type)
         if opdef is None or opdef.kernel is None:
             continue
-        outputs = opdef.kernel(values, ops.resolved_attrs(opdef, node))
+        outputs = ([shape_value] if shape_value is not None
+                   else opdef.kernel(values, ops.resolved_attrs(opdef, node)))
         if sum(np.asarray(o).nbytes for o in outputs) > FOLD_LIMIT_BYTES:
             continue
         for idx, out in enumerate(outputs):
