@@ -30,4 +30,6 @@ cmake -S "$source_dir/native" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release \
     -DPython_EXECUTABLE="$python" ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$build_dir" -j "${CMAKE_BUILD_PARALLEL_LEVEL:-2}" >/dev/null
 cmake --install "$build_dir" --prefix "$prefix" >/dev/null
+# Byte-compile the package once, so no run pays for it (or needs a writable tree).
+"$python" -m compileall -q "$prefix/python/site-packages/ge" >/dev/null || true
 echo "installed pyatc into $prefix; run: source $prefix/set_env.sh"
