@@ -58,8 +58,13 @@ def _origin_optimize(graph: Graph, ctx: BuildContext) -> None:
 
 
 def _output_type(graph: Graph, ctx: BuildContext) -> None:
-    from .output_type import apply_output_type
+    from .io_types import apply_output_type
     apply_output_type(graph, ctx.options)
+
+
+def _input_fp16(graph: Graph, ctx: BuildContext) -> None:
+    from .io_types import apply_input_fp16
+    apply_input_fp16(graph, ctx.options)
 
 
 def _place(graph: Graph, ctx: BuildContext) -> None:
@@ -81,6 +86,7 @@ def _memory(graph: Graph, ctx: BuildContext) -> None:
 # (name used in dumps, function).  The dump names of the pass stages are CANN's.
 STAGES: tuple = (
     ("RunCustomPassBeforeInfershape", _pass_stage("BeforeInferShape")),
+    ("InputFp16Nodes", _input_fp16),
     ("PrepareInferShape", _prepare),
     ("RunCustomPass_AfterInferShape", _pass_stage("AfterInferShape")),
     ("BuiltinFusion", _builtin_fusion),

@@ -135,3 +135,21 @@ def test_input_format(atc_run, model, fmt, layout):
 def test_input_format_refused(atc_run, model):
     run, om = _compile(atc_run, model, "--input_shape=x:1,3,8,8", "--input_format=NHWC")
     _refused(run, "E10001", om)
+
+
+def test_input_fp16_nodes_take_fp16_and_compute_in_fp32(atc_run, model):
+    run, om = _compile(atc_run, model, "--input_shape=x:2,3,8,8", "--input_fp16_nodes=x")
+    assert run.rc == 0, run.text
+    ops = _ops(om)
+    assert ops["x"]["output_desc"][0]["dtype"] == "DT_FLOAT16"
+    assert any(op["type"] == "Cast" for op in ops.values())
+    x16 = _x(2).astype(np.float16)
+    got = run_graph(read_om(str(om)).to_graph(), [x16])[0]
+    want = onnxruntime_outputs(small_model(), {"x": x16.astype(np.float32)})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("name, code", [("nope", "E10016"), ("conv", "E10017")])
+def test_input_fp16_nodes_names_checked(atc_run, model, name, code):
+    run, om = _compile(atc_run, model, "--input_shape=x:2,3,8,8", f"--input_fp16_nodes={name}")
+    _refused(run, code, om)

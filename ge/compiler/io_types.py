@@ -1,4 +1,6 @@
-"""`--output_type` (GE option ge.outputDatatype): a Cast in front of NetOutput per output."""
+"""Data types at the model's edges: `--output_type` (ge.outputDatatype: a Cast in front of
+NetOutput per output) and `--input_fp16_nodes` (ge.INPUT_NODES_SET_FP16: those Data nodes
+take fp16, with a Cast to the model's type behind them)."""
 from __future__ import annotations
 
 from ge.errors import GeError
@@ -62,3 +64,30 @@ def apply_output_type(graph: Graph, options: dict) -> int:
         graph.connect(cast, 0, out, slot)
         inserted += 1
     return inserted
+
+
+def apply_input_fp16(graph: Graph, options: dict) -> int:
+    """Make each named Data node an fp16 input; the model still computes in its own type."""
+    names = [n for n in options.get("ge.INPUT_NODES_SET_FP16", "").split(";") if n]
+    changed = 0
+    for name in names:
+        data = graph.node(name)
+        if data is None:
+            raise GeError("E10016", {"opname": name, "parameter": "input_fp16_nodes"})
+        if data.type != "Data":
+            raise GeError("E10017", {"opname": name, "parameter": "input_fp16_nodes"})
+        desc = data.in_desc(0) if data.num_inputs else data.out_desc(0)
+        original = desc.data_type
+        if original == DataType.DT_FLOAT16:
+            continue
+        cast = graph.add_node("Cast", graph.unique_name(f"{name}_fp16_cast"),
+                              input_names=["x"], output_names=["y"],
+                              attrs={"dst_type": int(original)}, origin=data.origin)
+        graph.replace_uses((data, 0), (cast, 0))
+        graph.connect(data, 0, cast, 0)
+        fp16 = desc.clone().set_data_type(DataType.DT_FLOAT16)
+        if data.num_inputs:
+            data.update_input_desc(0, fp16)
+        data.update_output_desc(0, fp16)
+        changed += 1
+    return changed
