@@ -42,7 +42,7 @@ def _infer(graph: Graph, ctx: BuildContext) -> None:
 
 
 def _prepare(graph: Graph, ctx: BuildContext) -> None:
-    prepare.prepare(graph)
+    prepare.prepare(graph, ctx.options)
 
 
 def _builtin_fusion(graph: Graph, ctx: BuildContext) -> None:
@@ -53,8 +53,11 @@ def _origin_optimize(graph: Graph, ctx: BuildContext) -> None:
     for g in [graph] + graph.get_all_subgraphs():
         prepare.remove_bypass_ops(g)
     prepare.infer_shapes(graph)
+    if prepare.switched_off(ctx.options, "ge.oo.constantFolding"):
+        return
+    dce = not prepare.switched_off(ctx.options, "ge.oo.deadCodeElimination")
     for g in [graph] + graph.get_all_subgraphs():
-        prepare.fold_constants(g)
+        prepare.fold_constants(g, dce)
 
 
 def _output_type(graph: Graph, ctx: BuildContext) -> None:

@@ -117,8 +117,9 @@ def _bind_subgraph_inputs(parent: Node, sub: Graph) -> None:
         data.update_output_desc(0, desc)
 
 
-def fold_constants(graph: Graph) -> int:
-    """Replace every node whose inputs are all constants by Const nodes.  Returns count."""
+def fold_constants(graph: Graph, dead_code: bool = True) -> int:
+    """Replace every node whose inputs are all constants by Const nodes (then remove what no
+    longer reaches an output, unless `dead_code` is False).  Returns count."""
     folded = 0
     for node in graph.topo_order():
         if node.type in NO_FOLD or node.graph is None:
@@ -151,7 +152,8 @@ def fold_constants(graph: Graph) -> int:
             graph.replace_uses((node, idx), (const, 0))
         graph.erase_node(node)
         folded += 1
-    remove_dead_nodes(graph)
+    if dead_code:
+        remove_dead_nodes(graph)
     return folded
 
 
@@ -186,16 +188,24 @@ def resolve_attrs(graph: Graph) -> int:
     return changed
 
 
-def prepare(graph: Graph) -> None:
+def switched_off(options: dict | None, key: str) -> bool:
+    """The registered optimisation switches (--oo_constant_folding=false,
+    --oo_dead_code_elimination=false) turn a default-on optimisation off."""
+    return (options or {}).get(key, "").strip().lower() == "false"
+
+
+def prepare(graph: Graph, options: dict | None = None) -> None:
     """Every model needs this: shapes, folding (light models build weights with
     ConstantOfShape), no-op removal, dead code."""
+    fold = not switched_off(options, "ge.oo.constantFolding")
+    dce = not switched_off(options, "ge.oo.deadCodeElimination")
     for g in [graph] + graph.get_all_subgraphs():
         remove_bypass_ops(g)
     infer_shapes(graph)
     changed = 0
     for g in [graph] + graph.get_all_subgraphs():
-        changed += fold_constants(g)
-        changed += remove_dead_nodes(g)
+        changed += fold_constants(g, dce) if fold else 0
+        changed += remove_dead_nodes(g) if dce else 0
     if changed:  # folding replaces nodes by Consts: their consumers see new producers
         infer_shapes(graph)
     resolve_attrs(graph)

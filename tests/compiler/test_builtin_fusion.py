@@ -115,3 +115,25 @@ def test_shape_of_a_static_tensor_folds_to_a_constant():
     compiled, types = compile_model(model)
     assert "Shape" not in types and "Cast" not in types and "Relu" not in types
     check_numbers(model, compiled, {"x": RNG.standard_normal((2, 5, 7)).astype(np.float32)})
+
+
+def shape_model():
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Shape", ["r"], ["s"], name="shape"),
+             helper.make_node("Cast", ["s"], ["f"], name="cast", to=TensorProto.FLOAT),
+             helper.make_node("Sigmoid", ["x"], ["unused"], name="dead")]
+    g = helper.make_graph(nodes, "sh", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                      [2, 5, 7])],
+                          [helper.make_tensor_value_info("f", TensorProto.FLOAT, None)])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_oo_switches_turn_folding_and_dead_code_elimination_off():
+    model = shape_model()
+    _, types = compile_model(model)
+    assert "Shape" not in types and "Sigmoid" not in types
+    compiled, types = compile_model(model, **{"ge.oo.constantFolding": "false"})
+    assert "Shape" in types and "Sigmoid" not in types
+    check_numbers(model, compiled, {"x": RNG.standard_normal((2, 5, 7)).astype(np.float32)})
+    _, types = compile_model(model, **{"ge.oo.deadCodeElimination": "false"})
+    assert "Shape" not in types and "Sigmoid" in types

@@ -62,3 +62,15 @@ def test_bad_arguments():
     with pytest.raises(GeError) as err:
         build_model(es_graph(), {})
     assert err.value.code == "E10054"
+
+
+def test_debug_compile_keeps_kernel_sources_in_debug_dir(tmp_path):
+    options = {"ge.socVersion": "Ascend310P3", "ge.opDebugLevel": "1",
+               "ge.debugDir": str(tmp_path), "ge.op_compiler_cache_dir": str(tmp_path / "c")}
+    model = build_model(es_graph(), options)
+    names = {ref.name for ref in model.context.kernels.node_kernels.values()}
+    meta = tmp_path / "kernel_meta"
+    assert names and {p.name for p in meta.iterdir()} == \
+        {f"{n}{ext}" for n in names for ext in (".c", ".so")}
+    assert "ge_kernel" in (meta / f"{sorted(names)[0]}.c").read_text()
+    assert not (tmp_path / "c").exists() or not any((tmp_path / "c").rglob("te_*"))

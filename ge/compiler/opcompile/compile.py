@@ -110,6 +110,26 @@ def _compiled_nodes(graph) -> list:
     return [n for n in graph.get_all_nodes() if n.attr(ATTR_ENGINE) in COMPILED_ENGINES]
 
 
+def kernel_meta_dir(options: Mapping[str, str]) -> str:
+    """Where debug compiles leave their sources and binaries (atc-cli.md §9.1): `kernel_meta/`
+    under --debug_dir, else ASCEND_WORK_PATH, else the working directory."""
+    base = (options.get("ge.debugDir") or os.environ.get("ASCEND_WORK_PATH") or os.getcwd())
+    return os.path.join(base, "kernel_meta")
+
+
+def write_kernel_meta(tasks: list, options: Mapping[str, str]) -> None:
+    """Debug compiles (op_debug_level / op_debug_config) keep `<kernel>.c` and `<kernel>.so`
+    for the user to read and to debug with."""
+    if not tasks:
+        return
+    from ge.fsutil import publish
+    directory = kernel_meta_dir(options)
+    os.makedirs(directory, exist_ok=True)
+    for task in tasks:
+        publish(os.path.join(directory, f"{task.name}.c"), task.source, mode=0o644)
+        publish(os.path.join(directory, f"{task.name}.so"), task.binary, mode=0o644)
+
+
 def compile_ops(graph, options: Mapping[str, str]) -> CompiledKernels:
     started = time.monotonic()
     settings = kcache.resolve(options)
@@ -158,6 +178,7 @@ def compile_ops(graph, options: Mapping[str, str]) -> CompiledKernels:
             stats.compiles += 1
             if cache is not None and not task.bypass:
                 cache.put(task.name, binary, task.meta, replace=settings.mode == "force")
+        write_kernel_meta([t for t in pending if t.bypass], options)
     result = CompiledKernels()
     seen = set()
     for node, task in node_task:
