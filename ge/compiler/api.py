@@ -35,10 +35,23 @@ def load_model_file(model_path: str, framework: int, options: dict,
     return graph
 
 
+def check_host_target(options: dict) -> None:
+    """Kernels are compiled for this host: --host_env_os/--host_env_cpu naming another one
+    cannot be honoured (no cross compiler), so it is refused rather than ignored."""
+    from ge.om.writer import CPU_ALIASES, host_target
+    here = dict(zip(("ge.host_env_os", "ge.host_env_cpu"), host_target()))
+    for key, value in here.items():
+        wanted = (options.get(key) or "").strip().lower()
+        if wanted and CPU_ALIASES.get(wanted, wanted) != value:
+            raise GeError("EP0002", {"feature": f"--{key[3:]}={wanted}",
+                                     "reason": f"kernels are compiled for this host ({value})"})
+
+
 def build_graph(graph: Graph, options: dict, framework: int = 5) -> CompiledModel:
     """Run the whole pipeline on a parsed graph (ge.offline_compile uses this too)."""
     from ge.passes.bootstrap import ensure_plugins_loaded
     from .pipeline import run_pipeline
+    check_host_target(options)
     ensure_plugins_loaded()
     ctx = run_pipeline(graph, options)
     return CompiledModel(graph=graph, options=dict(options), context=ctx, framework=framework)

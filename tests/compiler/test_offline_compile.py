@@ -74,3 +74,12 @@ def test_debug_compile_keeps_kernel_sources_in_debug_dir(tmp_path):
         {f"{n}{ext}" for n in names for ext in (".c", ".so")}
     assert "ge_kernel" in (meta / f"{sorted(names)[0]}.c").read_text()
     assert not (tmp_path / "c").exists() or not any((tmp_path / "c").rglob("te_*"))
+
+
+def test_another_host_target_is_refused():
+    with pytest.raises(GeError) as err:
+        build_model(es_graph(), dict(OPTIONS, **{"ge.host_env_os": "minios"}))
+    assert err.value.code == "EP0002"
+    import platform
+    same = {"x86_64": "x86_64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
+    build_model(es_graph(), dict(OPTIONS, **{"ge.host_env_cpu": same}))
