@@ -11,6 +11,7 @@ from ge.errors import GeError
 from ge.graph import Graph, Node
 from ge.graph.types import from_numpy_dtype, to_numpy_dtype
 
+from .formats import insert_layout_transposes
 from .graph_utils import CONST_TYPES, bypass, const_value, make_const, remove_dead_nodes
 
 log = logging.getLogger(__name__)
@@ -201,6 +202,7 @@ def prepare(graph: Graph, options: dict | None = None) -> None:
     dce = not switched_off(options, "ge.oo.deadCodeElimination")
     for g in [graph] + graph.get_all_subgraphs():
         remove_bypass_ops(g)
+        insert_layout_transposes(g)
     infer_shapes(graph)
     changed = 0
     for g in [graph] + graph.get_all_subgraphs():

@@ -46,6 +46,8 @@ REWRITES = {
     "s6": ("PythonDecomposeGroupedConvToSplitedPass", {"Conv2D": 3, "Split": 1, "Concat": 1},
            set(), (1, 1)),
     "g2": ("PythonMoveReluBeforeConcatPass", {"Relu": 3, "ConcatV2": 1}, set(), (1, 1)),
+    # both Transposes gone; the compiler's layout transfer wraps the NHWC Conv2D in TransposeD
+    "g3": ("PythonConvTransFormatPass", {"Conv2D": 1, "TransposeD": 2}, {"Transpose"}, (2, 2)),
 }
 
 # negative case -> (pass name, (match_times, effect_times), trace rule that explains it or None)
@@ -199,16 +201,18 @@ def test_switched_off_sample_leaves_graph_unchanged(e2e, e2e_models, case):
     check_numbers(run, e2e_models)
 
 
-# -- g3: the rewrite is visible after its stage; the host cannot compile the result ----------------
+# -- g3: the rewrite at its stage, and the layout the compiler restores -------------------------
 def test_conv_data_format_pass_rewrites_at_its_stage(e2e):
-    """PythonConvTransFormatPass runs (both transposes removed, Conv2D set to NHWC) as the graph
-    dump after RunCustomPassBeforeInfershape shows; the later host shape inference of a Conv2D
-    marked NHWC over NCHW data fails, so no OM is written (known gap, see docs/passes.md §8)."""
-    run = e2e["g3"]
+    """PythonConvTransFormatPass removes both transposes and marks the Conv2D NHWC (the graph
+    dump after RunCustomPassBeforeInfershape); the OM keeps data_format NHWC."""
+    run = compiled_ok(e2e["g3"])
     assert run.stdout.count("Remove output edges success") == 2, run.text
     pattern = run.work / "dump" / "**" / "ge_proto_*RunCustomPassBeforeInfershape*"
     dumps = glob.glob(str(pattern), recursive=True)
     assert dumps, run.text
     text = open(dumps[0]).read()
     assert "Transpose" not in text and "NHWC" in text, text
-    assert run.rc == 255 and run.om is None
+    _, document = mode1(run.om)
+    conv = next(op for op in document["graph"][0]["op"] if op["type"] == "Conv2D")
+    attrs = {a["key"]: a["value"] for a in conv["attr"]}
+    assert attrs["data_format"]["s"] == "NHWC"
