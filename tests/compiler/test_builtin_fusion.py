@@ -137,3 +137,21 @@ def test_oo_switches_turn_folding_and_dead_code_elimination_off():
     check_numbers(model, compiled, {"x": RNG.standard_normal((2, 5, 7)).astype(np.float32)})
     _, types = compile_model(model, **{"ge.oo.deadCodeElimination": "false"})
     assert "Shape" not in types and "Sigmoid" in types
+
+
+def test_conv_switched_to_nhwc_gets_layout_transposes_and_keeps_numbers():
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["y"], name="conv", strides=[2, 1],
+                              dilations=[1, 2], pads=[1, 2, 1, 2])]
+    g = helper.make_graph(nodes, "nhwc", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                        [1, 3, 9, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [_init("w", (4, 3, 3, 3)), _init("b", (4,))])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    graph = parse_onnx(model, {})
+    graph.find_node_by_name("conv").set_attr("data_format", "NHWC")  # as a user pass would
+    compiled = build_graph(graph, dict(BASE))
+    types = [n.type for n in compiled.graph.nodes]
+    assert types.count("TransposeD") == 2        # x in, y out (the filter's one is folded)
+    conv = next(n for n in compiled.graph.nodes if n.type == "Conv2D")
+    assert conv.attr("data_format") == "NHWC" and conv.attr("strides") == [1, 2, 1, 1]
+    check_numbers(model, compiled, {"x": RNG.standard_normal((1, 3, 9, 8)).astype(np.float32)})
