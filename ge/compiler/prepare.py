@@ -25,6 +25,10 @@ BYPASS_OPS = frozenset({"Identity", "Dropout", "TensorMove"})
 # Do not fold into constants larger than this many bytes (keeps the OM small when a cheap op
 # would blow up a weight, e.g. Expand of a scalar).
 FOLD_LIMIT_BYTES = 64 << 20
+# Ops that only replicate their input: folded only while the result stays small or close to
+# the input's size (a LayerNorm gamma broadcast to [N, S, H] would add megabytes of weights).
+EXPANDING_OPS = frozenset({"BroadcastTo", "Expand", "Tile"})
+EXPAND_FOLD_BYTES, EXPAND_FOLD_RATIO = 64 << 10, 4
 # Values known at compile time are carried through inference (Shape of a static tensor and the
 # small shape arithmetic after it) so that ops reading a shape input infer; only this small.
 VALUE_LIMIT_ELEMENTS = 1024
@@ -140,7 +144,11 @@ def fold_constants(graph: Graph, dead_code: bool = True) -> int:
             continue
         outputs = ([shape_value] if shape_value is not None
                    else opdef.kernel(values, ops.resolved_attrs(opdef, node)))
-        if sum(np.asarray(o).nbytes for o in outputs) > FOLD_LIMIT_BYTES:
+        out_bytes = sum(np.asarray(o).nbytes for o in outputs)
+        if out_bytes > FOLD_LIMIT_BYTES:
+            continue
+        if node.type in EXPANDING_OPS and out_bytes > EXPAND_FOLD_BYTES and \
+                out_bytes > EXPAND_FOLD_RATIO * sum(v.nbytes for v in values if v is not None):
             continue
         for idx, out in enumerate(outputs):
             if not node.consumers(idx):
