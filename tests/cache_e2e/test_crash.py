@@ -133,9 +133,12 @@ def test_random_sigkills_of_pyatc(pyatc, reference, tmp_path):
     cwd = tmp_path / "kills"
     window = max(seconds, 0.5) * 1.1
     kills = attempts = mid_publish = 0
-    while kills < 10:
+    # go on until 10 kills landed and at least one of them inside a publish (the window is a
+    # few ms wide, so on a busy machine it may take more attempts)
+    while kills < 10 or mid_publish < 1:
         attempts += 1
-        assert attempts <= 25, f"only {kills} kills landed in {attempts - 1} attempts"
+        assert attempts <= 40, (f"{kills} kills, {mid_publish} inside a publish, in "
+                                f"{attempts - 1} attempts")
         force = rnd.random() < 0.5
         watch = force and rnd.random() < 0.6        # force republishes: aim at a publish
         flags = (CACHE_FLAG,) + ((FORCE_FLAG,) if force else ())
@@ -156,7 +159,6 @@ def test_random_sigkills_of_pyatc(pyatc, reference, tmp_path):
             if not watch:
                 window *= 0.8                       # it finished first: aim earlier
         _assert_nothing_partial(cwd, ref_om)
-    assert mid_publish >= 1, "no kill landed inside a publish"
     res = pyatc.run(cwd, "tiny", CACHE_FLAG).ok()
     assert res.om.read_bytes() == ref_om
     assert temporaries(cwd / "cache") == [] and om_temporaries(cwd) == []
