@@ -19,8 +19,9 @@ def clear_warnings():
 
 
 def opts(root, mode="enable", **extra):
+    # debug compiles leave kernel_meta/ under ge.debugDir: keep it beside the cache
     return dict({"ge.op_compiler_cache_dir": str(root), "ge.op_compiler_cache_mode": mode,
-                 "ge.socVersion": "Ascend310"}, **extra)
+                 "ge.socVersion": "Ascend310", "ge.debugDir": str(root) + "_debug"}, **extra)
 
 
 @pytest.fixture(scope="module")
