@@ -154,7 +154,8 @@ def _from_raw(raw: bytes, dtype: np.dtype, shape: list, count: int, what: str) -
     if len(raw) != need:
         raise invalid_model(what, f"tensor raw data has {len(raw)} bytes but dims {shape} "
                             f"of {dtype.name} need {need}")
-    return np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype).reshape(shape)
+    # no copy on little-endian hosts: the bytes object stays alive behind the read-only array
+    return np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype, copy=False).reshape(shape)
 
 
 # -- external data ------------------------------------------------------------------------------
