@@ -92,11 +92,13 @@ def build_tasks(model_def):
 
 def build_om_content(compiled, atc_cmdline: str = ""):
     from ge.om import OmContent
-    from ge.om.weights import weight_parts
+    from ge.om.weights import place_weights
     ctx = compiled.context
     options = compiled.options
-    model_def = ser.graph_to_model_def(compiled.graph)
-    weights = weight_parts(model_def)  # joined once, by the writer, into the file image
+    consts: list = []
+    model_def = ser.graph_to_model_def(compiled.graph, weights=consts)
+    # the arrays themselves: joined once, by the writer, into the file image
+    weights = place_weights(consts)
     _fill_addresses(model_def, ctx.memory)
     kernels = getattr(ctx.kernels, "kernels", None) or ()
     task_def = build_tasks(model_def)

@@ -315,7 +315,7 @@ def _set_list(attrs, key: str, kind: VT, values) -> None:
 
 
 # -- graphs -------------------------------------------------------------------------------------
-def _node_to_op_def(node, op, op_id: int) -> None:
+def _node_to_op_def(node, op, op_id: int, weights: list | None = None) -> None:
     op.name, op.type, op.id = node.name, node.type, op_id
     for edge in node.inputs():
         op.input.append("" if edge is None else f"{edge[0].name}:{edge[1]}")
@@ -326,6 +326,12 @@ def _node_to_op_def(node, op, op_id: int) -> None:
     for ctrl in node.get_in_control_nodes():
         op.input.append(f"{ctrl.name}:-1")
     for key, kind, value in node.attr_items():
+        if weights is not None and key == "value" and node.type == "Const" \
+                and kind == VT.VT_TENSOR and value.data_type != DataType.DT_STRING:
+            # the bytes go to WEIGHTS_DATA: the caller lays them out (ge.om.place_weights)
+            desc_to_proto(value.get_tensor_desc(), op.attr[key].t.desc)
+            weights.append((op, np.ascontiguousarray(value.numpy())))
+            continue
         attr_to_proto(kind, value, op.attr[key])
     _set_list(op.attr, "_input_name_key", VT.VT_LIST_STRING, node.input_names)
     _set_list(op.attr, "_input_name_value", VT.VT_LIST_INT, range(node.num_inputs))
@@ -340,7 +346,7 @@ def _node_to_op_def(node, op, op_id: int) -> None:
         _set_list(op.attr, "_subgraph_ir_names", VT.VT_LIST_STRING, node.subgraphs.keys())
 
 
-def graph_to_graph_def(graph: Graph, out, op_hook=None) -> None:
+def graph_to_graph_def(graph: Graph, out, op_hook=None, weights: list | None = None) -> None:
     """Fill GraphDef `out` with one graph (its own nodes; subgraphs are separate GraphDefs).
 
     `op_hook(node, op_def)`, when given, runs after each OpDef is filled (the compiler uses it
@@ -355,21 +361,23 @@ def graph_to_graph_def(graph: Graph, out, op_hook=None) -> None:
         attr_to_proto(kind, value, out.attr[key])
     for op_id, node in enumerate(graph.nodes):
         op = out.op.add()
-        _node_to_op_def(node, op, op_id)
+        _node_to_op_def(node, op, op_id, weights)
         if op_hook is not None:
             op_hook(node, op)
 
 
-def graph_to_model_def(graph: Graph, model_attrs: dict | None = None, op_hook=None):
-    """A ModelDef holding `graph` (graph[0]) and all its subgraphs; Const data inline.
+def graph_to_model_def(graph: Graph, model_attrs: dict | None = None, op_hook=None,
+                       weights: list | None = None):
+    """A ModelDef holding `graph` (graph[0]) and all its subgraphs; Const data inline, or,
+    when a `weights` list is given, left out and appended to it as (OpDef, numpy array).
 
     `model_attrs` maps a name to a Python value (kind from ge.graph.attrs.kind_of) or to an
     explicit (AttrValueType, value) pair.
     """
     model = pb.ModelDef(name=graph.name, version=IR_VERSION, custom_version=PLATFORM_VERSION)
-    graph_to_graph_def(graph, model.graph.add(), op_hook)
+    graph_to_graph_def(graph, model.graph.add(), op_hook, weights)
     for sub in graph.get_all_subgraphs():
-        graph_to_graph_def(sub, model.graph.add(), op_hook)
+        graph_to_graph_def(sub, model.graph.add(), op_hook, weights)
     for key, value in (model_attrs or {}).items():
         if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], VT):
             attr_to_proto(value[0], value[1], model.attr[key])

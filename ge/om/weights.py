@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from ge.errors import GeError
 
-__all__ = ["WEIGHTS_START", "WEIGHTS_ALIGN", "extract_weights", "weight_parts", "restore_weights",
-           "const_ops"]
+__all__ = ["WEIGHTS_START", "WEIGHTS_ALIGN", "extract_weights", "weight_parts", "place_weights",
+           "restore_weights", "const_ops"]
 
 WEIGHTS_START = 512   # kWeightsStartOffset
 WEIGHTS_ALIGN = 512   # MEM_ALIGN_SIZE
@@ -51,33 +51,45 @@ def extract_weights(model_def) -> bytes:
 def weight_parts(model_def) -> list:
     """`extract_weights` as the list of byte strings that make up the blob ([] when empty),
     so the writer copies the weights once, into the file image."""
+    pairs = []
+    for _, op in const_ops(model_def):
+        tensor = op.attr["value"].t
+        pairs.append((op, tensor.data))
+        tensor.data = b""
+    return place_weights(pairs)
+
+
+def place_weights(pairs) -> list:
+    """Lay out (OpDef of a Const, its bytes) pairs as WEIGHTS_DATA: set each op's
+    `data_offset`/`weight_size` (value desc and output desc) and return the blob's parts
+    ([] when there are no constant bytes).  The bytes may be any C-contiguous buffer (the
+    compiler passes the numpy arrays of the graph, so nothing is copied before the writer)."""
     parts = [bytes(WEIGHTS_START)]
     end = WEIGHTS_START
     small: dict[bytes, int] = {}
-    large: dict[int, list[tuple[bytes, int]]] = {}
-    found = False
-    for _, op in const_ops(model_def):
-        found = True
-        tensor = op.attr["value"].t
-        data = tensor.data
-        if len(data) <= _HASHED_MAX:
-            offset = small.get(data)
+    large: dict[int, list] = {}
+    for op, data in pairs:
+        data = memoryview(data).cast("B")
+        size = data.nbytes
+        if size <= _HASHED_MAX:
+            key = bytes(data)
+            offset = small.get(key)
         else:
-            same_size = large.setdefault(len(data), [])
+            same_size = large.setdefault(size, [])
             offset = next((off for seen, off in same_size if seen == data), None)
         if offset is None:
             offset = _round_up(end, WEIGHTS_ALIGN)
             parts += [bytes(offset - end), data]
-            end = offset + len(data)
-            if len(data) <= _HASHED_MAX:
-                small[data] = offset
+            end = offset + size
+            if size <= _HASHED_MAX:
+                small[key] = offset
             else:
                 same_size.append((data, offset))
-        tensor.data = b""
-        tensor.desc.data_offset, tensor.desc.weight_size = offset, len(data)
+        desc = op.attr["value"].t.desc
+        desc.data_offset, desc.weight_size = offset, size
         if op.output_desc:
-            op.output_desc[0].data_offset, op.output_desc[0].weight_size = offset, len(data)
-    if not found or end == WEIGHTS_START:
+            op.output_desc[0].data_offset, op.output_desc[0].weight_size = offset, size
+    if end == WEIGHTS_START:
         return []
     parts.append(bytes(_round_up(end + _TAIL, WEIGHTS_ALIGN) - end))
     return parts
