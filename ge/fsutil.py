@@ -67,23 +67,37 @@ def clean_stale_temporaries(path: str, now: Optional[float] = None) -> list:
     return removed
 
 
-def publish(path: str, data: Union[bytes, str], mode: int = 0o600,
+def _write_all(fd: int, view: memoryview) -> None:
+    while view.nbytes:
+        view = view[os.write(fd, view):]
+
+
+def publish(path: str, data: Union[bytes, str, list], mode: int = 0o600,
             on_half: Optional[Callable[[], None]] = None,
             before_rename: Optional[Callable[[], None]] = None) -> None:
-    """Write `data` to `path` atomically.  `on_half` / `before_rename` are fault-injection
-    points for tests (called after half the bytes, and after fsync)."""
+    """Write `data` (bytes, text, or a list of buffers written in order) to `path` atomically.
+    `on_half` / `before_rename` are fault-injection points for tests (called once about half
+    the bytes are written, and after fsync)."""
     if isinstance(data, str):
         data = data.encode("utf-8")
+    parts = [memoryview(p).cast("B") for p in (data if isinstance(data, list) else [data])]
+    total = sum(p.nbytes for p in parts)
     clean_stale_temporaries(path)
     tmp = temp_name(path)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         try:
-            view, half, written = memoryview(data), len(data) // 2, 0
-            while written < len(data):
-                written += os.write(fd, view[written:half if written < half else len(data)])
-                if written == half and on_half is not None:
+            written, half_done = 0, on_half is None
+            for part in parts:
+                if not half_done and written + part.nbytes >= total // 2:
+                    cut = total // 2 - written        # stop at exactly half the file
+                    _write_all(fd, part[:cut])
                     on_half()
+                    half_done = True
+                    part = part[cut:]
+                    written += cut
+                _write_all(fd, part)
+                written += part.nbytes
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -161,6 +161,11 @@ def pack_table(payloads: list, prefix: bytes = b"") -> bytes:
     """`prefix`, then one 64-bit table followed by its payloads (offsets = running sum from
     0).  A payload is bytes or a list of byte strings (its parts); everything is joined once,
     so large payloads are copied once."""
+    return b"".join(table_parts(payloads, prefix))
+
+
+def table_parts(payloads: list, prefix: bytes = b"") -> list:
+    """What `pack_table` joins, as a list of buffers (a writer can stream them)."""
     out = [prefix, _TABLE_HEAD.pack(len(payloads), 0)]
     offset = 0
     for ptype, data in payloads:
@@ -172,7 +177,7 @@ def pack_table(payloads: list, prefix: bytes = b"") -> bytes:
             out.append(data)
         else:
             out.extend(data)
-    return b"".join(out)
+    return out
 
 
 def table_size(payloads: list) -> int:

@@ -27,7 +27,7 @@ from ge.graph.types import AttrValueType as VT, dtype_size
 
 from . import proto_schema as pb
 from .container import (HEADER_SIZE, OmHeader, PartitionType, TensorInfo, fixed_str,
-                        pack_header, pack_inout_info, pack_kernel_store, pack_table,
+                        pack_header, pack_inout_info, pack_kernel_store, table_parts,
                         table_size)
 from .weights import weight_parts
 
@@ -144,6 +144,11 @@ def _model_def_of(content: OmContent):
 
 def build_om(content: OmContent) -> bytes:
     """The bytes of the OM file for `content` (deterministic)."""
+    return b"".join(build_om_parts(content))
+
+
+def build_om_parts(content: OmContent) -> list:
+    """The OM file as a list of buffers, in order (the weights are not copied here)."""
     model_def = _model_def_of(content)
     if content.weights is None:
         weights = weight_parts(model_def)                  # parts: joined once, into the file
@@ -211,7 +216,7 @@ def build_om(content: OmContent) -> bytes:
         need_check_os_cpu_info=1 if content.kernels or content.cust_aicpu_kernels else 0,
         is_unknow_model=1 if content.is_unknown_shape else 0,
     )
-    return pack_table(payloads, prefix=pack_header(header))
+    return table_parts(payloads, prefix=pack_header(header))
 
 
 def _fault_point(step: str) -> None:
@@ -219,16 +224,16 @@ def _fault_point(step: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _publish(path: str, data: bytes) -> None:
+def _publish(path: str, data) -> None:
     publish(path, data, on_half=lambda: _fault_point("om_partial"),
             before_rename=lambda: _fault_point("om_written"))
 
 
 def write_om(path: str, content: OmContent) -> None:
     """Build the OM and publish it at `path` (temporary name beside it, then rename)."""
-    data = build_om(content)
-    assert len(data) >= HEADER_SIZE
+    parts = build_om_parts(content)
+    assert len(parts[0]) >= HEADER_SIZE
     try:
-        _publish(path, data)
+        _publish(path, parts)
     except OSError as e:
         raise GeError("E13004", {"file": path, "reason": e.strerror or str(e)}) from None
