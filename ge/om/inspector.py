@@ -21,7 +21,7 @@ from .container import PartitionType, om_error
 from .reader import read_om
 
 __all__ = ["om_to_json", "pbtxt_to_json", "model_def_to_json", "message_to_jsonable",
-           "om_info", "format_model_info", "DROPPED_FIELDS"]
+           "om_info", "OM_INFO_KEYS", "DROPPED_FIELDS"]
 
 DROPPED_FIELDS = frozenset({"output", "data_offset", "data", "workspace", "workspace_bytes",
                             "memory_size", "weight_size", "size", "bt", "quantize_factor"})

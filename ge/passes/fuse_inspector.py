@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from ge.graph import Node
 
 from .boundary import PASS_NAME_ATTR
+from .matcher import creates_cycle
 
 __all__ = ["FuseCheckResult", "can_fuse", "report_fuse", "record_fusion", "fusion_creates_cycle"]
 
@@ -22,22 +23,7 @@ class FuseCheckResult:
 
 def fusion_creates_cycle(nodes: list[Node]) -> bool:
     """True if some path leaves the node set and comes back into it."""
-    inside = {id(n) for n in nodes}
-    stack, seen = [], set()
-    for n in nodes:
-        for dst in n.all_consumers() + n.get_out_control_nodes():
-            if id(dst) not in inside:
-                stack.append(dst)
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        for dst in node.all_consumers() + node.get_out_control_nodes():
-            if id(dst) in inside:
-                return True
-            stack.append(dst)
-    return False
+    return creates_cycle(nodes)
 
 
 def can_fuse(nodes) -> FuseCheckResult:

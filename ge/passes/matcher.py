@@ -12,8 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-import numpy as np
-
 from ge.graph import ORIGIN_ATTR, Graph, GraphCycleError, Node, Tensor
 
 __all__ = ["CompiledPattern", "PatternError", "compile_pattern", "Match", "Failure", "Matcher",
@@ -312,14 +310,15 @@ class Matcher:
         return self._assign(m, 1)
 
 
-def creates_cycle(nodes: list[Node], order: dict) -> bool:
-    """Would fusing `nodes` into one node make a cycle?  Searches only between their positions.
+def creates_cycle(nodes: list[Node], order: dict | None = None) -> bool:
+    """Would fusing `nodes` into one node make a cycle (a path that leaves the set and comes
+    back into it)?
 
-    `order` maps id(node) to a sortable topological position; a path that leaves the set and
-    comes back can only pass nodes positioned before the last node of the set.
+    `order`, when given, maps id(node) to a sortable topological position; such a path can only
+    pass nodes positioned before the last node of the set, so the search stops there.
     """
     inside = {id(n) for n in nodes}
-    last = max(order[id(n)] for n in nodes)
+    last = max(order[id(n)] for n in nodes) if order is not None else None
     stack, seen = [], set()
     for n in nodes:
         for dst in n.all_consumers() + n.get_out_control_nodes():
@@ -330,9 +329,10 @@ def creates_cycle(nodes: list[Node], order: dict) -> bool:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        pos = order.get(id(node))
-        if pos is None or pos > last:
-            continue
+        if order is not None:
+            pos = order.get(id(node))
+            if pos is None or pos > last:
+                continue
         for dst in node.all_consumers() + node.get_out_control_nodes():
             if id(dst) in inside:
                 return True
