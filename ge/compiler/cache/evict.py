@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .store import entry_mtime, entry_size, list_entries, remove_entry
+from .store import entry_mtime, entry_size, list_entries, remove_entry, tree_size
 
 __all__ = ["EvictResult", "evict", "used_bytes", "LOCK_NAME", "MIN_IDLE_SECONDS"]
 
@@ -29,15 +29,8 @@ class EvictResult:
 
 
 def used_bytes(cache_dir: str) -> int:
-    """Sum of the sizes of every regular file under `cache_dir` (recursive)."""
-    total = 0
-    for dirpath, _dirs, files in os.walk(cache_dir):
-        for f in files:
-            try:
-                total += os.lstat(os.path.join(dirpath, f)).st_size
-            except FileNotFoundError:
-                pass
-    return total
+    """Bytes used by the cache directory (every regular file, recursive)."""
+    return tree_size(cache_dir)
 
 
 def evict(cache_dir: str, max_mb: int, ratio: int, now: Optional[float] = None,

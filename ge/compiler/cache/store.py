@@ -234,8 +234,12 @@ def list_entries(cache_dir: str) -> list:
 
 
 def entry_size(cache_dir: str, name: str) -> int:
+    return tree_size(os.path.join(cache_dir, name))
+
+
+def tree_size(path: str) -> int:
+    """Sum of the sizes of every regular file under `path` (recursive)."""
     total = 0
-    path = os.path.join(cache_dir, name)
     for dirpath, _dirs, files in os.walk(path):
         for f in files:
             try:
