@@ -6,24 +6,12 @@ the CANN documentation).  The SoC name only keys the kernel cache and is recorde
 """
 from __future__ import annotations
 
-import platform
+from ge.host import host_cpu, host_os
 
 __all__ = ["HOST_CPUS_BY_OS", "host_os", "host_cpu", "KNOWN_SOCS", "NANO_SOCS"]
 
 # OS names and the CPUs each supports (§6.3).
 HOST_CPUS_BY_OS = {"linux": ("x86_64", "aarch64", "arm64", "arm"), "minios": ("aarch64",)}
-
-_CPU_ALIASES = {"amd64": "x86_64", "x64": "x86_64", "armv7l": "arm", "armv8l": "aarch64"}
-
-
-def host_os() -> str:
-    return "linux"
-
-
-def host_cpu() -> str:
-    machine = platform.machine().lower()
-    return _CPU_ALIASES.get(machine, machine) or "x86_64"
-
 
 # Nano SoCs that pair with --mode=30 (§4).
 NANO_SOCS = ("Ascend035", "Ascend035A", "Ascend035B")

@@ -38,11 +38,11 @@ def load_model_file(model_path: str, framework: int, options: dict,
 def check_host_target(options: dict) -> None:
     """Kernels are compiled for this host: --host_env_os/--host_env_cpu naming another one
     cannot be honoured (no cross compiler), so it is refused rather than ignored."""
-    from ge.om.writer import CPU_ALIASES, host_target
-    here = dict(zip(("ge.host_env_os", "ge.host_env_cpu"), host_target()))
+    from ge.host import canonical_cpu, host_cpu, host_os
+    here = {"ge.host_env_os": host_os(), "ge.host_env_cpu": host_cpu()}
     for key, value in here.items():
-        wanted = (options.get(key) or "").strip().lower()
-        if wanted and CPU_ALIASES.get(wanted, wanted) != value:
+        wanted = canonical_cpu(options.get(key) or "")
+        if wanted and wanted != value:
             raise GeError("EP0002", {"feature": f"--{key[3:]}={wanted}",
                                      "reason": f"kernels are compiled for this host ({value})"})
 

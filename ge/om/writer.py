@@ -14,13 +14,13 @@ itself with half / all of the bytes in the temporary (tests/cache_e2e); unset in
 from __future__ import annotations
 
 import os
-import platform
 import signal
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence, Union
 
 from ge.errors import GeError
 from ge.fsutil import publish
+from ge.host import host_cpu, host_os
 from ge.graph import serialize as ser
 from ge.graph.attrs import kind_of
 from ge.graph.types import AttrValueType as VT, dtype_size
@@ -37,7 +37,6 @@ __all__ = ["OmContent", "build_om", "write_om", "host_target", "TARGET_ATTR", "F
 TARGET_ATTR = "_pyatc_target"
 FAULT_ENV = "GE_OM_FAULT"                     # test-only crash points of write_om
 FAULT_STEPS = ("om_partial", "om_written")    # half the bytes / all bytes in the temporary
-CPU_ALIASES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}
 # --framework option value -> framework_type model attribute (spec/om-format.md §8.5)
 FRAMEWORK_NAMES = {"0": "Caffe", "1": "MindSpore", "3": "TensorFlow", "4": "Android_NN",
                    "5": "Onnx"}
@@ -45,8 +44,7 @@ FRAMEWORK_NAMES = {"0": "Caffe", "1": "MindSpore", "3": "TensorFlow", "4": "Andr
 
 def host_target() -> tuple[str, str]:
     """(os, cpu) of this host in ATC's --host_env_os / --host_env_cpu spelling."""
-    cpu = platform.machine().lower()
-    return platform.system().lower(), CPU_ALIASES.get(cpu, cpu)
+    return host_os(), host_cpu()
 
 
 @dataclass
