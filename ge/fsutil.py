@@ -31,6 +31,11 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def owner_is_dead(host: str, pid: str) -> bool:
+    """A temporary named after (host, pid) belongs to a process of this host that is gone."""
+    return host == host_tag() and pid.isdigit() and not pid_alive(int(pid))
+
+
 def temp_name(path: str) -> str:
     directory, base = os.path.split(os.path.abspath(path))
     return os.path.join(directory,
@@ -56,8 +61,7 @@ def clean_stale_temporaries(path: str, now: Optional[float] = None) -> list:
             age = now - os.lstat(temp).st_mtime
         except FileNotFoundError:
             continue
-        dead = len(parts) == 3 and parts[0] == host_tag() and parts[1].isdigit() \
-            and not pid_alive(int(parts[1]))
+        dead = len(parts) == 3 and owner_is_dead(parts[0], parts[1])
         if dead or age > STALE_SECONDS:
             try:
                 os.unlink(temp)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .faults import fault_point
-from ge.fsutil import host_tag as _host, pid_alive as _pid_alive
+from ge.fsutil import host_tag as _host, owner_is_dead
 
 __all__ = ["Lookup", "lookup", "publish", "remove_entry", "clean_stale", "list_entries",
            "entry_size", "entry_mtime", "BIN_SUFFIX", "STALE_SECONDS"]
@@ -47,8 +47,6 @@ class Lookup:
     meta: Optional[dict] = None
     reason: str = ""
     inode: int = 0                # of the entry directory judged corrupt (for remove_entry)
-
-
 
 
 def _read_at(dir_fd: int, name: str) -> bytes:
@@ -200,13 +198,10 @@ def remove_entry(cache_dir: str, name: str, inode: int = 0) -> bool:
     return True
 
 
-
-
 def clean_stale(cache_dir: str, now: Optional[float] = None) -> list:
     """Remove temp/trash directories left by dead processes (or older than an hour)."""
     now = time.time() if now is None else now
     removed = []
-    host = _host()
     for entry in sorted(os.listdir(cache_dir)):
         if not (entry.startswith(".tmp-") or entry.startswith(".trash-")):
             continue
@@ -216,8 +211,7 @@ def clean_stale(cache_dir: str, now: Optional[float] = None) -> list:
             age = now - os.lstat(path).st_mtime
         except FileNotFoundError:
             continue
-        dead = len(parts) == 5 and parts[1] == host and parts[2].isdigit() \
-            and not _pid_alive(int(parts[2]))
+        dead = len(parts) == 5 and owner_is_dead(parts[1], parts[2])
         if dead or age > STALE_SECONDS:
             shutil.rmtree(path, ignore_errors=True)
             removed.append(entry)

@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass
 
 from ge.errors import GeError
-from ge.fsutil import host_tag as _host, pid_alive as _pid_alive
+from ge.fsutil import host_tag as _host, owner_is_dead
 
 __all__ = ["Toolchain", "toolchain", "build", "compile_flags", "KernelBuildError",
            "clean_stale_build_dirs"]
@@ -113,10 +113,6 @@ def link_libs(needs_blas: bool) -> list:
     return (["-lopenblas"] if needs_blas else []) + ["-lm"]
 
 
-
-
-
-
 def clean_stale_build_dirs(temp_root: str = "") -> list:
     """Remove `ge_kernel_<host>-<pid>-*` build directories of dead processes of this host."""
     temp_root = temp_root or tempfile.gettempdir()
@@ -128,7 +124,7 @@ def clean_stale_build_dirs(temp_root: str = "") -> list:
         return removed
     for name in names:
         pid = name[len(prefix):].split("-", 1)[0]
-        if name.startswith(prefix) and pid.isdigit() and not _pid_alive(int(pid)):
+        if name.startswith(prefix) and owner_is_dead(_host(), pid):
             shutil.rmtree(os.path.join(temp_root, name), ignore_errors=True)
             removed.append(name)
     return removed
