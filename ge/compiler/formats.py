@@ -8,10 +8,11 @@ gives its output back in the tensor's layout, so the numbers do not change.  Con
 """
 from __future__ import annotations
 
+from ge import ops
 from ge.graph import Format, Graph, Node
 
-# op type -> (data-input slot, filter slot, output slot)
-LAYOUT_OPS = {"Conv2D": (0, 1, 0)}
+# op types whose `data_format` fixes the layout of their `x`, `filter` and `y` ports
+LAYOUT_OPS = ("Conv2D",)
 # (tensor layout, op layout) -> (perm of x, perm of the filter, perm back for y, attr perm)
 _TRANSFERS = {
     (Format.FORMAT_NCHW, "NHWC"): ([0, 2, 3, 1], [2, 3, 1, 0], [0, 3, 1, 2]),
@@ -31,10 +32,10 @@ def insert_layout_transposes(graph: Graph) -> int:
     """Returns the number of ops given transposes."""
     changed = 0
     for node in graph.topo_order():
-        slots = LAYOUT_OPS.get(node.type)
-        if slots is None:
+        if node.type not in LAYOUT_OPS:
             continue
-        x_slot, w_slot, y_slot = slots
+        opdef = ops.get(node.type)
+        x_slot, w_slot, y_slot = opdef.input_index("x"), opdef.input_index("filter"), 0
         layout = str(node.attr("data_format", "")).upper()
         transfer = _TRANSFERS.get((node.in_desc(x_slot).format, layout))
         if transfer is None or node.input(x_slot) is None:

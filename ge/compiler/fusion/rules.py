@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ge import ops
 from ge.graph import Graph, Node
 
 from ..graph_utils import const_value, input_const, make_const
@@ -76,16 +77,16 @@ def fold_conv_batchnorm(graph: Graph) -> int:
     return count
 
 
-MATMUL_BIAS_SLOT = {"MatMul": 2, "MatMulV2": 2, "BatchMatMulV2": 2}  # IR slot of `bias`
+MATMUL_WITH_BIAS = ("MatMul", "MatMulV2", "BatchMatMulV2")  # IR ops with a `bias` input
 
 
 def fuse_matmul_add(graph: Graph) -> int:
     """MatMulV2/BatchMatMulV2(a, b) -> Add(., c[N])  ==>  matmul with bias input c."""
     count = 0
     for mm in graph.topo_order():
-        slot = MATMUL_BIAS_SLOT.get(mm.type)
-        if slot is None or mm.graph is None:
+        if mm.type not in MATMUL_WITH_BIAS or mm.graph is None:
             continue
+        slot = ops.get(mm.type).input_index("bias")
         if mm.num_inputs > slot and mm.input(slot) is not None:
             continue
         add = _single_consumer(mm)
