@@ -8,6 +8,7 @@ from __future__ import annotations
 from ge import __version__
 from ge.graph import CONST_TYPES, serialize as ser
 from ge.graph.types import AttrValueType as VT
+from ge.ops import Role, role_of
 
 from .opcompile.cgen import KERNEL_SYMBOL
 
@@ -57,7 +58,7 @@ def _fill_addresses(model_def, plan) -> None:
 MODEL_TASK_KERNEL = 0
 KERNEL_TYPE_TE = 2
 KERNEL_TYPE_AI_CPU = 6
-NO_TASK_OPS = frozenset({"Data", "Const", "Constant", "FileConstant", "NetOutput"})
+NO_TASK_ROLES = frozenset({Role.DATA, Role.CONST, Role.OUTPUT})  # nothing to execute
 
 
 def build_tasks(model_def):
@@ -72,7 +73,7 @@ def build_tasks(model_def):
     task_def.weight_addr = TASK_GEN_WEIGHT_ADDR
     for graph_index, graph_def in enumerate(model_def.graph):
         for op in sorted(graph_def.op, key=lambda o: o.id):
-            if op.type in NO_TASK_OPS:
+            if role_of(op.type) in NO_TASK_ROLES:
                 continue
             task = task_def.task.add()
             task.id = len(task_def.task) - 1

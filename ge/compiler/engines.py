@@ -9,8 +9,8 @@ What an op supports comes from the op registry and the kernel generator table:
   - AIcoreEngine / VectorEngine: the op has a C kernel generator and the generator accepts the
     node's signature (fp32 first; anything else it refuses, with the reason kept for EZ3003);
   - DNN_VM_AICPU: the op has a numpy reference kernel (run by the host runtime);
-  - DNN_VM_GE_LOCAL: structural ops (graph inputs/outputs, constants, calls, reshape family);
-  - an explicit non-empty `OpDef.engines` replaces the derived list.
+  - DNN_VM_GE_LOCAL: every op whose registry role is not compute or bypass (graph inputs and
+    outputs, constants, calls, the reshape family: `GE_LOCAL_ROLES`).
 """
 from __future__ import annotations
 
@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from ge.errors import GeError, warn
+from ge.ops import Role, role_of
 
-__all__ = ["Engine", "ENGINES", "EXCLUDE_TOKENS", "GE_LOCAL_TYPES", "RESHAPE_TYPES", "AICORE",
+__all__ = ["Engine", "ENGINES", "EXCLUDE_TOKENS", "GE_LOCAL_ROLES", "AICORE",
            "VECTOR", "AICPU", "GE_LOCAL", "COMPILED_ENGINES", "place_engines", "excluded_engines",
            "supported_engines", "ATTR_ENGINE", "ATTR_KERNEL_LIB", "ATTR_OP_KERNEL_LIB"]
 
@@ -58,16 +59,9 @@ EXCLUDE_TOKENS = {
     "HostCpu": "DNN_VM_HOST_CPU", "Hccl": "DNN_HCCL", "FftsPlus": "ffts_plus",
 }
 
-# The reshape family: output 0 holds the bytes of input 0 (a runtime may copy them).
-RESHAPE_TYPES = frozenset({
-    "Reshape", "Squeeze", "SqueezeV3", "Unsqueeze", "UnsqueezeV3", "ExpandDims", "Flatten",
-})
 # Ops the graph engine handles itself: graph I/O, constants, calls and control flow, and the
-# reshape family.
-GE_LOCAL_TYPES = frozenset({
-    "Data", "RefData", "Const", "Constant", "FileConstant", "Variable", "NetOutput",
-    "PartitionedCall", "If", "While", "Case",
-}) | RESHAPE_TYPES
+# reshape family (output 0 holds the bytes of input 0).
+GE_LOCAL_ROLES = frozenset({Role.DATA, Role.CONST, Role.OUTPUT, Role.CONTROL, Role.ALIAS})
 
 ATTR_ENGINE = "_lxfusion_engine_name"
 ATTR_KERNEL_LIB = "_lxfusion_op_kernel_lib_name"
@@ -101,9 +95,7 @@ def supported_engines(node) -> tuple:
     from ge.compiler.opcompile.generators import check_supported, generator_for
     from ge.compiler.opcompile.signature import signature_of
     opdef = registry.get(node.type)
-    if opdef is not None and opdef.engines:
-        return tuple(opdef.engines), ""
-    if node.type in GE_LOCAL_TYPES:
+    if opdef is not None and opdef.role in GE_LOCAL_ROLES:
         return (GE_LOCAL,), ""
     engines, reason = [], ""
     gen = generator_for(node.type)

@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 
 from ge.graph import Graph, Node
 from ge.graph.types import dtype_size
+from ge.ops import Role, role_of
 
 ALIGN = 64
-NO_MEMORY_OPS = frozenset({"Const", "Constant", "FileConstant", "NetOutput"})
+NO_MEMORY_ROLES = frozenset({Role.CONST, Role.OUTPUT})  # weights, or no output at all
 
 
 def _align(n: int) -> int:
@@ -81,7 +82,7 @@ def _plan_graph(graph: Graph, plan: MemoryPlan, workspaces: dict, reuse: bool,
     for node in order:
         mem = NodeMemory(output_offsets=[-1] * node.num_outputs)
         plan.nodes[(graph.name, node.name)] = mem
-        if node.type in NO_MEMORY_OPS:
+        if role_of(node.type) in NO_MEMORY_ROLES:
             continue
         for idx in range(node.num_outputs):
             users = node.consumers(idx)

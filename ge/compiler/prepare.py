@@ -7,6 +7,7 @@ import logging
 import numpy as np
 
 from ge import ops
+from ge.ops import Role
 from ge.errors import GeError
 from ge.graph import Graph, Node
 from ge.graph.types import from_numpy_dtype, to_numpy_dtype
@@ -18,16 +19,13 @@ log = logging.getLogger(__name__)
 
 # Ops that are never folded: graph structure, and ops whose value is not a pure function of
 # constant inputs.
-NO_FOLD = frozenset({"Data", "Const", "Constant", "FileConstant", "NetOutput", "If",
-                     "PartitionedCall", "RefData", "Variable"})
-# Inference-time no-ops removed during preparation (output 0 = input 0).
-BYPASS_OPS = frozenset({"Identity", "Dropout", "TensorMove"})
+NO_FOLD_ROLES = frozenset({Role.DATA, Role.CONST, Role.OUTPUT, Role.CONTROL})
 # Do not fold into constants larger than this many bytes (keeps the OM small when a cheap op
 # would blow up a weight, e.g. Expand of a scalar).
 FOLD_LIMIT_BYTES = 64 << 20
-# Ops that only replicate their input: folded only while the result stays small or close to
-# the input's size (a LayerNorm gamma broadcast to [N, S, H] would add megabytes of weights).
-EXPANDING_OPS = frozenset({"BroadcastTo", "Expand", "Tile"})
+# Ops that only replicate their input (`OpDef.replicates`): folded only while the result stays
+# small or close to the input's size (a LayerNorm gamma broadcast to [N, S, H] would add
+# megabytes of weights).
 EXPAND_FOLD_BYTES, EXPAND_FOLD_RATIO = 64 << 10, 4
 # Values known at compile time are carried through inference (Shape of a static tensor and the
 # small shape arithmetic after it) so that ops reading a shape input infer; only this small.
@@ -66,7 +64,7 @@ def infer_shapes(graph: Graph) -> None:
 def _infer_value(node: Node, opdef, values: dict) -> None:
     """Record the outputs of `node` in `values` when they are known at compile time: Shape
     of a tensor with a static shape, or a registry kernel over small constant inputs."""
-    if node.type in NO_FOLD or opdef.kernel is None:
+    if opdef.role in NO_FOLD_ROLES or opdef.kernel is None:
         return
     if node.type == "Shape":
         value = static_shape_value(node)
@@ -127,7 +125,10 @@ def fold_constants(graph: Graph, dead_code: bool = True) -> int:
     longer reaches an output, unless `dead_code` is False).  Returns count."""
     folded = 0
     for node in graph.topo_order():
-        if node.type in NO_FOLD or node.graph is None:
+        opdef = ops.get(node.type)
+        if opdef is None or opdef.role in NO_FOLD_ROLES or opdef.kernel is None:
+            continue
+        if node.graph is None:
             continue
         edges = node.inputs()
         if not any(e is not None for e in edges):
@@ -139,15 +140,12 @@ def fold_constants(graph: Graph, dead_code: bool = True) -> int:
         if shape_value is None and any(e is not None and v is None
                                        for e, v in zip(edges, values)):
             continue
-        opdef = ops.get(node.type)
-        if opdef is None or opdef.kernel is None:
-            continue
         outputs = ([shape_value] if shape_value is not None
                    else opdef.kernel(values, ops.resolved_attrs(opdef, node)))
         out_bytes = sum(np.asarray(o).nbytes for o in outputs)
         if out_bytes > FOLD_LIMIT_BYTES:
             continue
-        if node.type in EXPANDING_OPS and out_bytes > EXPAND_FOLD_BYTES and \
+        if opdef.replicates and out_bytes > EXPAND_FOLD_BYTES and \
                 out_bytes > EXPAND_FOLD_RATIO * sum(v.nbytes for v in values if v is not None):
             continue
         for idx, out in enumerate(outputs):
@@ -169,7 +167,7 @@ def fold_constants(graph: Graph, dead_code: bool = True) -> int:
 def remove_bypass_ops(graph: Graph) -> int:
     removed = 0
     for node in graph.topo_order():
-        if node.type in BYPASS_OPS and node.input(0) is not None:
+        if ops.role_of(node.type) == Role.BYPASS and node.input(0) is not None:
             if node.type == "Dropout" and any(node.consumers(i) for i in range(1, node.num_outputs)):
                 continue  # the mask is used: keep the op
             bypass(graph, node)

@@ -25,7 +25,7 @@ from ge.errors import GeError
 from ge.om import proto_schema as pb
 
 from .attrs import kind_of
-from .graph import Graph
+from .graph import CONST_TYPES, Graph
 from .tensor import Tensor, TensorDesc
 from .types import AttrValueType as VT, DataType, DumpFormat, Format, format_name
 from .types import to_numpy_dtype
@@ -322,7 +322,7 @@ def _node_to_op_def(node, op, op_id: int, weights: list | None = None) -> None:
         if edge is not None:
             op.src_name.append(edge[0].name)
             op.src_index.append(edge[1])
-        op.is_input_const.append(edge is not None and edge[0].type in ("Const", "Constant"))
+        op.is_input_const.append(edge is not None and edge[0].type in CONST_TYPES)
     for ctrl in node.get_in_control_nodes():
         op.input.append(f"{ctrl.name}:-1")
     for key, kind, value in node.attr_items():

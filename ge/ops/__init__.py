@@ -15,13 +15,15 @@ from typing import Mapping, Optional
 import numpy as np
 
 from ge.errors import GeError
+from ge.graph import CONST_TYPES
 from ge.graph.types import DataType
 
-from .registry import (REQUIRED, AttrSpec, InferCtx, OpDef, Port, TensorInfo, all_ops, get,
-                       lookup, register)
+from .registry import (REQUIRED, AttrSpec, InferCtx, OpDef, Port, Role, TensorInfo, all_ops,
+                       get, lookup, register, role_of, types_with_role)
 
 __all__ = ["get", "lookup", "all_ops", "register", "OpDef", "Port", "AttrSpec", "TensorInfo",
-           "InferCtx", "REQUIRED", "resolved_attrs", "infer_node", "slot_names", "slot_ports",
+           "InferCtx", "REQUIRED", "Role", "role_of", "types_with_role", "resolved_attrs",
+           "infer_node", "slot_names", "slot_ports",
            "infer_ctx"]
 
 UNKNOWN_RANK = [-2]  # desc shape of an unknown-rank tensor
@@ -85,7 +87,7 @@ def _const_value(src, idx: int, const_values: Optional[Mapping]):
             return np.asarray(const_values[(src.name, idx)])
         if idx == 0 and src.name in const_values:
             return np.asarray(const_values[src.name])
-    if src.type in ("Const", "Constant") and idx == 0:
+    if src.type in CONST_TYPES and idx == 0:
         value = src.attr("value")
         if value is not None:
             return value.numpy() if hasattr(value, "numpy") else np.asarray(value)

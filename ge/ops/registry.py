@@ -2,7 +2,8 @@
 ge.es, engine placement, kernel generation and the runtime.  See docs/ops-registry.md."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from enum import Enum
 from typing import Callable, Optional
 
 import numpy as np
@@ -10,6 +11,18 @@ import numpy as np
 from ge.graph.types import AttrValueType as VT, DataType
 
 REQUIRED = object()  # default of a required attribute
+
+
+class Role(Enum):
+    """What an op is to the graph engine (a closed set: passes, placement, folding, memory
+    planning, model build and the runtime decide by role, never by a list of type names)."""
+    COMPUTE = "compute"  # computes its outputs from its inputs
+    DATA = "data"        # a graph input: fed by the caller
+    CONST = "const"      # its value is known when the model is built
+    OUTPUT = "output"    # the graph sink: input k is graph output k
+    CONTROL = "control"  # runs subgraphs (calls and control flow)
+    ALIAS = "alias"      # output 0 holds the bytes of input 0 in another shape (reshape family)
+    BYPASS = "bypass"    # output 0 is input 0 at inference: removed when the graph is prepared
 
 
 @dataclass(frozen=True)
@@ -65,11 +78,11 @@ class OpDef:
     kernel: Optional[Kernel] = None
     resolve: Optional[Resolve] = None
     subgraphs: tuple = ()   # IR subgraph names, e.g. ("then_branch", "else_branch")
-    engines: tuple = ()     # engines that support the op, filled by ge.compiler.engines
-    kernel_gen: Optional[Callable] = None  # C kernel generator hook (ge.compiler.kernels)
+    role: Role = Role.COMPUTE
+    # The output only repeats input values (Expand, Tile): folding it may blow up the weights.
+    replicates: bool = False
     doc: str = ""
     family: str = ""        # defs module the op lives in: structural, matmul, conv, ...
-    extra: dict = field(default_factory=dict, compare=False)
 
     def attr_spec(self, name: str) -> Optional[AttrSpec]:
         for a in self.attrs:
@@ -85,9 +98,13 @@ class OpDef:
 
 
 REGISTRY: dict[str, OpDef] = {}
+_loaded = False   # the built-in definitions (ge.ops.defs) have been registered
 
 
 def register(opdef: OpDef) -> OpDef:
+    """Add an op.  The built-in ops are registered first, so that an early custom op neither
+    hides them nor silently takes the name of one."""
+    _ensure_loaded()
     if opdef.type in REGISTRY:
         raise ValueError(f"op {opdef.type} registered twice")
     REGISTRY[opdef.type] = opdef
@@ -117,6 +134,24 @@ def all_ops() -> dict[str, OpDef]:
     return dict(REGISTRY)
 
 
+def role_of(op_type: str) -> Optional[Role]:
+    """The role of an op type, None when it is not registered."""
+    opdef = get(op_type)
+    return None if opdef is None else opdef.role
+
+
+def types_with_role(*roles: Role) -> frozenset:
+    """The op types whose role is one of `roles`: the one source of every op-type set."""
+    return frozenset(t for t, d in all_ops().items() if d.role in roles)
+
+
 def _ensure_loaded() -> None:
-    if not REGISTRY:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True  # set first: the definitions call register() while they load
+    try:
         import ge.ops.defs  # noqa: F401  (registers every op)
+    except BaseException:
+        _loaded = False
+        raise

@@ -11,7 +11,8 @@ import itertools
 import logging
 from typing import Iterable, Optional
 
-from ge.graph import Graph, GraphCycleError, Node
+from ge.graph import CONST_TYPES as _CONST_TYPES, Graph, GraphCycleError, Node
+from ge.ops import Role, role_of
 
 __all__ = ["SubgraphInput", "SubgraphOutput", "SubgraphBoundary", "SubgraphRewriter",
            "SpliceError", "splice", "replaced_set", "STATUS_SUCCESS", "STATUS_FAILED",
@@ -22,8 +23,7 @@ _log = logging.getLogger(__name__)
 STATUS_SUCCESS = 0
 STATUS_FAILED = 0xFFFFFFFF
 PASS_NAME_ATTR = "_fusion_pass_name"   # pass that created a node (list of names, oldest first)
-_GRAPH_SOURCES = ("Data", "RefData", "AippData", "AnyData", "NetOutput")
-from ge.graph import CONST_TYPES as _CONST_TYPES
+_BOUNDARY_ROLES = frozenset({Role.DATA, Role.OUTPUT})  # a replaced subgraph never holds these
 _counter = itertools.count()
 
 
@@ -122,7 +122,7 @@ def replaced_set(inputs: list[list], outputs: list) -> list[Node]:
         node = stack.pop()
         if id(node) in seen:
             continue
-        if node.type in _GRAPH_SOURCES:
+        if role_of(node.type) in _BOUNDARY_ROLES:
             raise SpliceError(f"boundary is not closed: the subgraph reaches {node.type} "
                               f"node {node.name}; declare the input anchors that feed it")
         seen[id(node)] = node
@@ -208,7 +208,7 @@ def splice(graph: Graph, inputs: list[list], outputs: list, replacement: Graph,
     suffix = "_".join(n.name for n in old)
     copies: dict[int, Node] = {}
     for rn in replacement.topo_order():
-        if rn.type in ("Data", "NetOutput"):
+        if role_of(rn.type) in _BOUNDARY_ROLES:
             continue
         name = graph.unique_name(f"{rn.name}_{suffix}_{next(_counter)}")
         new = graph.add_node(rn.type, name, [None] * rn.num_inputs,

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ge.graph import Graph, Node
+from ge import ops
+from ge.graph import CONST_TYPES as _CONST_TYPES, Graph, Node
+from ge.ops import Role
 
 __all__ = ["infer_shape", "infer_nodes", "InferError", "boundary_producers_of_node"]
 
-from ge.graph import CONST_TYPES as _CONST_TYPES
+# Nodes that carry their own descs: graph inputs and outputs, constants.
+_NOT_INFERRED = frozenset({Role.DATA, Role.OUTPUT, Role.CONST})
 
 
 class InferError(Exception):
@@ -37,9 +40,8 @@ def _const_value(node: Node):
 def infer_nodes(nodes: list[Node], values: Optional[dict] = None) -> None:
     """Infer output descs of `nodes` (given in topological order) in place, through
     `ge.ops.infer_node`; `values` maps (producer name, output index) to constant arrays."""
-    from ge import ops
     for node in nodes:
-        if node.type in ("Data", "NetOutput") or node.type in _CONST_TYPES:
+        if ops.role_of(node.type) in _NOT_INFERRED:
             continue
         ops.infer_node(node, values or {})
 

@@ -12,16 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ge.graph import ORIGIN_ATTR, Graph, GraphCycleError, Node, Tensor
+from ge.graph import CONST_TYPES, ORIGIN_ATTR, Graph, GraphCycleError, Node, Tensor
+from ge.ops import Role, get as _opdef, role_of
 
 __all__ = ["CompiledPattern", "PatternError", "compile_pattern", "Match", "Failure", "Matcher",
            "norm_type", "creates_cycle"]
 
-_CONST = ("Const", "Constant")
+_IO_ROLES = frozenset({Role.DATA, Role.OUTPUT})  # a pattern's inputs and its output node
 
 
 def norm_type(op_type: str) -> str:
-    return "Const" if op_type in _CONST else op_type
+    """Const and Constant match each other: both hold their value in the attr `value`."""
+    return "Const" if op_type in CONST_TYPES else op_type
 
 
 class PatternError(Exception):
@@ -38,19 +40,11 @@ class CompiledPattern:
     size: int                   # number of non-Data pattern nodes
 
 
-def _opdef(op_type):
-    from ge.ops import registry
-    try:
-        return registry.get(op_type)
-    except ImportError:
-        return registry.REGISTRY.get(op_type)
-
-
 def compile_pattern(graph: Graph, captures: list, name: Optional[str] = None) -> CompiledPattern:
     if graph.get_all_subgraphs() or any(n.subgraphs for n in graph.nodes):
         raise PatternError("pattern graph has subgraphs")
     for n in graph.nodes:
-        if n.type in ("Data", "NetOutput"):
+        if role_of(n.type) in _IO_ROLES:
             continue
         if n.get_in_control_nodes() or n.get_out_control_nodes():
             raise PatternError(f"pattern node {n.name} has control edges")
@@ -67,7 +61,7 @@ def compile_pattern(graph: Graph, captures: list, name: Optional[str] = None) ->
     if not outputs:
         raise PatternError("pattern graph has no outputs")
     data_index = {id(n): n.attr("index", 0) for n in graph.nodes if n.type == "Data"}
-    size = sum(1 for n in graph.nodes if n.type not in ("Data", "NetOutput"))
+    size = sum(1 for n in graph.nodes if role_of(n.type) not in _IO_ROLES)
     return CompiledPattern(name or graph.name, graph, data_index, outputs, list(captures), size)
 
 
@@ -151,7 +145,7 @@ class Matcher:
     def _node_rule(self, p: Node, t: Node) -> Optional[tuple]:
         if norm_type(p.type) != norm_type(t.type):
             return "op_type", f"pattern wants {p.type}, target is {t.type}"
-        if p.type in _CONST:
+        if p.type in CONST_TYPES:
             if self.const_value and p.has_attr("value"):
                 pv = p.get_attr("value")
                 tv = t.attr("value")
@@ -231,7 +225,7 @@ class Matcher:
                 out_anchors.append((m.node_map[id(p)], idx))
         declared = {(id(n), i) for n, i in out_anchors}
         for t in m.node_map.values():
-            if t.type in _CONST:      # a shared constant may feed others; it then survives
+            if t.type in CONST_TYPES:      # a shared constant may feed others; it then survives
                 continue
             for j in range(t.num_outputs):
                 if (id(t), j) in declared:

@@ -18,14 +18,13 @@ from typing import Callable, Optional
 import numpy as np
 
 from ge.graph.types import DataType, to_numpy_dtype
+from ge.ops import Role, role_of
 from ._errors import BAD_PLAN, TARGET_MISMATCH, UNSUPPORTED_OP, error
 
 __all__ = ["TensorSpec", "Step", "GraphPlan", "Plan", "build_plan", "check_target",
            "ALIGN", "MAX_ARENA_BYTES"]
 
 ALIGN = 64
-NO_EXEC_OPS = frozenset({"Data", "Const", "Constant", "FileConstant", "NetOutput"})
-SUBGRAPH_OPS = frozenset({"If", "PartitionedCall"})
 KERNEL_TYPE_TE = 2          # domi ccKernelType TE: a compiled kernel from TBE_KERNELS
 ATTR_KERNEL_NAME = "_kernelname"
 ATTR_KERNEL_SHA256 = "_kernel_sha256"
@@ -212,7 +211,7 @@ def _graph_plan(gd, spaces: _Spaces, tasks: dict, graph_index: int, source: str,
     plan = GraphPlan(gd.name)
     for op in sorted(gd.op, key=lambda o: o.id):
         what = f"op {op.name} ({op.type})"
-        if op.type in ("Const", "Constant", "FileConstant"):
+        if role_of(op.type) == Role.CONST:   # its bytes are in the weight space
             continue
         if op.type == "Data":
             if len(op.output_i) < 1 or len(op.output_desc) < 1:

@@ -18,9 +18,10 @@ from typing import Union
 import numpy as np
 
 from ge.errors import GeError
+from ge.ops import Role, role_of
 from ._errors import BAD_INPUT, EXEC_FAILED, FILE_OPEN, INVALID_OM, UNSUPPORTED_OP, error
 from ._kernels import KernelLibrary
-from ._plan import SUBGRAPH_OPS, GraphPlan, Plan, Step, TensorSpec, build_plan, check_target
+from ._plan import GraphPlan, Plan, Step, TensorSpec, build_plan, check_target
 
 __all__ = ["Model", "load", "TensorSpec"]
 
@@ -72,7 +73,7 @@ class Model:
             self._bind_kernel(step)
         elif _is_byte_copy(step):
             step.call = _byte_copy_runner(step)
-        elif step.type in SUBGRAPH_OPS:
+        elif role_of(step.type) == Role.CONTROL:
             step.call = _subgraph_runner(step, self)
         else:
             step.call = _reference_runner(step, self.source)
@@ -194,8 +195,7 @@ def _run_graph(graph: GraphPlan, feeds: list, seen) -> list:
 
 def _is_byte_copy(step: Step) -> bool:
     """A reshape-family op (output 0 = the bytes of input 0) with a plain dense layout."""
-    from ge.compiler.engines import RESHAPE_TYPES
-    if step.type not in RESHAPE_TYPES or len(step.outputs) != 1 or not step.inputs:
+    if role_of(step.type) != Role.ALIAS or len(step.outputs) != 1 or not step.inputs:
         return False
     src, dst = step.inputs[0], step.outputs[0]
     return (src is not None and src.dtype == dst.dtype and src.size == dst.size

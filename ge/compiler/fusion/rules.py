@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ge import ops
-from ge.graph import Graph, Node
+from ge.graph import CONST_TYPES, Graph, Node
 
 from ..graph_utils import const_value, input_const, make_const
 
@@ -28,7 +28,7 @@ def _set_input_const(graph: Graph, node: Node, slot: int, array: np.ndarray, nam
     const = make_const(graph, name, array, origin=origin)
     graph.connect(const, 0, node, slot)
     node.update_input_desc(slot, const.out_desc(0))
-    if old is not None and not old[0].consumers(old[1]) and old[0].type in ("Const", "Constant"):
+    if old is not None and not old[0].consumers(old[1]) and old[0].type in CONST_TYPES:
         graph.erase_node(old[0])
 
 

@@ -10,10 +10,11 @@ import numpy as np
 
 from ge.errors import GeError
 from ge.graph.types import AttrValueType as VT, DataType, from_numpy_dtype, to_numpy_dtype
-from ge.ops.registry import AttrSpec, InferCtx, OpDef, Port, register
+from ge.ops.registry import AttrSpec, InferCtx, OpDef, Port, Role, register
 
 __all__ = [
-    "VT", "DT", "AttrSpec", "OpDef", "Port", "register", "fail", "const_input", "const_ints",
+    "VT", "DT", "AttrSpec", "OpDef", "Port", "Role", "register",
+    "fail", "const_input", "const_ints",
     "shape_of", "dtype_of", "broadcast_shapes", "promote", "np_dtype", "infer_same",
     "infer_broadcast", "norm_axis", "numel", "known", "out_like", "FLOAT_TYPES",
 ]

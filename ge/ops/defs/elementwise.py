@@ -11,7 +11,8 @@ import math
 
 import numpy as np
 
-from ._common import (DT, VT, AttrSpec, OpDef, Port, broadcast_shapes, dtype_of, infer_broadcast,
+from ._common import (DT, VT, AttrSpec, OpDef, Port, Role,
+                      broadcast_shapes, dtype_of, infer_broadcast,
                       np_dtype, promote, register, shape_of)
 from ge.graph.types import from_numpy_dtype
 
@@ -233,8 +234,11 @@ for _name, _fn, _rule in BINARY:
                    infer=binary_infer(_rule), kernel=binary_kernel(_fn, _rule),
                    family=FAMILY, doc=f"broadcast {_name}"))
 
+BYPASS = ("TensorMove",)  # a copy: removed when the graph is prepared
+
 for _name, _fn, _rule, _attrs in UNARY:
     register(OpDef(_name, inputs=(Port("x"),), outputs=(Port("y"),), attrs=_attrs,
+                   role=Role.BYPASS if _name in BYPASS else Role.COMPUTE,
                    infer=unary_infer(_rule), kernel=unary_kernel(_fn, _rule),
                    family=FAMILY, doc=f"elementwise {_name}"))
 

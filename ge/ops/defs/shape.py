@@ -11,7 +11,8 @@ import numpy as np
 
 from ge.graph.types import to_numpy_dtype
 
-from ._common import (DT, VT, AttrSpec, OpDef, Port, broadcast_shapes, const_input, const_ints,
+from ._common import (DT, VT, AttrSpec, OpDef, Port, Role,
+                      broadcast_shapes, const_input, const_ints,
                       dtype_of, fail, known, norm_axis, numel, register, shape_of)
 
 FAMILY = "shape"
@@ -145,32 +146,35 @@ def _expand_dims_shape(ctx, xs, axis):
     return tuple(xs[:a]) + (1,) + tuple(xs[a:])
 
 
-register(OpDef("Reshape", inputs=(Port("x"), Port("shape")), outputs=(Port("y"),),
+register(OpDef("Reshape", role=Role.ALIAS, inputs=(Port("x"), Port("shape")), outputs=(Port("y"),),
                attrs=(AttrSpec("axis", VT.VT_INT, 0), AttrSpec("num_axes", VT.VT_INT, -1)),
                infer=infer_reshape, kernel=kernel_reshape, family=FAMILY,
                doc="reshape to the shape tensor (0 copies a dim unless extra attr allowzero=1)"))
-register(OpDef("Flatten", inputs=(Port("x"),), outputs=(Port("y"),),
+register(OpDef("Flatten", role=Role.ALIAS, inputs=(Port("x"),), outputs=(Port("y"),),
                attrs=(AttrSpec("axis", VT.VT_INT, 1),), infer=infer_flatten,
                kernel=kernel_flatten, family=FAMILY, doc="collapse to 2-D at axis"))
-register(OpDef("Squeeze", inputs=(Port("x"),), outputs=(Port("y"),),
+register(OpDef("Squeeze", role=Role.ALIAS, inputs=(Port("x"),), outputs=(Port("y"),),
                attrs=(AttrSpec("axis", VT.VT_LIST_INT, []),),
                infer=_axes_infer(squeeze_shape, attr="axis"),
                kernel=_axes_kernel(squeeze_shape, attr="axis"), family=FAMILY,
                doc="remove size-1 dims (all if axis is empty)"))
-register(OpDef("SqueezeV3", inputs=(Port("x"), Port("axes", "optional")), outputs=(Port("y"),),
+register(OpDef("SqueezeV3", role=Role.ALIAS,
+               inputs=(Port("x"), Port("axes", "optional")), outputs=(Port("y"),),
                infer=_axes_infer(squeeze_shape, slot=1, optional=True),
                kernel=_axes_kernel(squeeze_shape, slot=1), family=FAMILY,
                doc="squeeze with axes as a tensor"))
-register(OpDef("Unsqueeze", inputs=(Port("x"),), outputs=(Port("y"),),
+register(OpDef("Unsqueeze", role=Role.ALIAS, inputs=(Port("x"),), outputs=(Port("y"),),
                attrs=(AttrSpec("axes", VT.VT_LIST_INT, []),),
                infer=_axes_infer(unsqueeze_shape, attr="axes"),
                kernel=_axes_kernel(unsqueeze_shape, attr="axes"), family=FAMILY,
                doc="insert size-1 dims at axes of the output"))
-register(OpDef("UnsqueezeV3", inputs=(Port("x"), Port("axes")), outputs=(Port("y"),),
+register(OpDef("UnsqueezeV3", role=Role.ALIAS,
+               inputs=(Port("x"), Port("axes")), outputs=(Port("y"),),
                infer=_axes_infer(unsqueeze_shape, slot=1),
                kernel=_axes_kernel(unsqueeze_shape, slot=1), family=FAMILY,
                doc="unsqueeze with axes as a tensor"))
-register(OpDef("ExpandDims", inputs=(Port("x"), Port("axis")), outputs=(Port("y"),),
+register(OpDef("ExpandDims", role=Role.ALIAS,
+               inputs=(Port("x"), Port("axis")), outputs=(Port("y"),),
                infer=_axes_infer(_expand_dims_shape, slot=1),
                kernel=_axes_kernel(_expand_dims_shape, slot=1), family=FAMILY,
                doc="insert one size-1 dim"))
@@ -240,10 +244,11 @@ def kernel_expand(ins, attrs):
     return [np.array(np.broadcast_to(x, target))]
 
 
-register(OpDef("BroadcastTo", inputs=(Port("x"), Port("shape")), outputs=(Port("y"),),
+register(OpDef("BroadcastTo", replicates=True,
+               inputs=(Port("x"), Port("shape")), outputs=(Port("y"),),
                infer=infer_expand, kernel=kernel_expand, family=FAMILY,
                doc="broadcast x to the shape tensor"))
-register(OpDef("Expand", inputs=(Port("x"), Port("shape")), outputs=(Port("y"),),
+register(OpDef("Expand", replicates=True, inputs=(Port("x"), Port("shape")), outputs=(Port("y"),),
                infer=infer_expand, kernel=kernel_expand, family=FAMILY,
                doc="ONNX bidirectional broadcast of x and the shape tensor"))
 
@@ -263,7 +268,7 @@ def kernel_tile(ins, attrs):
     return [np.tile(ins[0], [int(r) for r in ins[1].reshape(-1)])]
 
 
-register(OpDef("Tile", inputs=(Port("x"), Port("multiples")), outputs=(Port("y"),),
+register(OpDef("Tile", replicates=True, inputs=(Port("x"), Port("multiples")), outputs=(Port("y"),),
                infer=infer_tile, kernel=kernel_tile, family=FAMILY,
                doc="repeat along each dim"))
 

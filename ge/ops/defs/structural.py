@@ -10,7 +10,7 @@ import numpy as np
 
 from ge.graph.types import from_numpy_dtype, to_numpy_dtype
 
-from ._common import (DT, VT, AttrSpec, OpDef, Port, dtype_of, fail, infer_same, numel,
+from ._common import (DT, VT, AttrSpec, OpDef, Port, Role, dtype_of, fail, infer_same, numel,
                       register, shape_of)
 
 FAMILY = "structural"
@@ -77,40 +77,41 @@ def kernel_net_output(ins, attrs):
     return list(ins)
 
 
-register(OpDef("Data", inputs=(Port("x"),), outputs=(Port("y"),),
+register(OpDef("Data", role=Role.DATA, inputs=(Port("x"),), outputs=(Port("y"),),
                attrs=(AttrSpec("index", VT.VT_INT, 0),), infer=infer_data,
                family=FAMILY, doc="Graph input placeholder; `index` = position among inputs."))
-register(OpDef("Const", outputs=(Port("y"),), attrs=(AttrSpec("value", VT.VT_TENSOR, None),),
+register(OpDef("Const", role=Role.CONST, outputs=(Port("y"),),
+               attrs=(AttrSpec("value", VT.VT_TENSOR, None),),
                infer=infer_const, kernel=kernel_const, family=FAMILY,
                doc="Constant tensor held in attr `value` (None = empty float tensor)."))
-register(OpDef("Constant", outputs=(Port("y"),),
+register(OpDef("Constant", role=Role.CONST, outputs=(Port("y"),),
                attrs=(AttrSpec("value", VT.VT_TENSOR, None),),
                infer=infer_const, kernel=kernel_const, family=FAMILY,
                doc="Constant (training-style variant of Const)."))
-register(OpDef("FileConstant", outputs=(Port("y"),),
+register(OpDef("FileConstant", role=Role.CONST, outputs=(Port("y"),),
                attrs=(AttrSpec("file_path", VT.VT_STRING, ""),
                       AttrSpec("file_id", VT.VT_STRING, ""),
                       AttrSpec("shape", VT.VT_LIST_INT), AttrSpec("dtype", VT.VT_DATA_TYPE)),
                infer=infer_file_constant, kernel=kernel_file_constant, family=FAMILY,
                doc="Constant whose bytes live in a file (`location`/`offset` set by the parser)."))
-register(OpDef("NetOutput", inputs=(Port("x", "dynamic"),), outputs=(),
+register(OpDef("NetOutput", role=Role.OUTPUT, inputs=(Port("x", "dynamic"),), outputs=(),
                infer=infer_net_output, kernel=kernel_net_output, family=FAMILY,
                doc="Graph sink; input k is graph output k."))
-register(OpDef("PartitionedCall", inputs=(Port("args", "dynamic"),),
+register(OpDef("PartitionedCall", role=Role.CONTROL, inputs=(Port("args", "dynamic"),),
                outputs=(Port("output", "dynamic"),),
                attrs=(AttrSpec("config", VT.VT_STRING, ""),
                       AttrSpec("config_proto", VT.VT_STRING, ""),
                       AttrSpec("executor_type", VT.VT_STRING, "")),
                subgraphs=("f",), family=FAMILY,
                doc="Call of subgraph `f`; subgraph Data `_parent_node_index` i takes args i."))
-register(OpDef("If", inputs=(Port("cond"), Port("input", "dynamic")),
+register(OpDef("If", role=Role.CONTROL, inputs=(Port("cond"), Port("input", "dynamic")),
                outputs=(Port("output", "dynamic"),), subgraphs=("then_branch", "else_branch"),
                family=FAMILY,
                doc="Runs then_branch or else_branch by `cond`; branch Data with "
                    "`_parent_node_index` p takes If input slot p (slot 0 is cond)."))
-register(OpDef("Identity", inputs=(Port("x"),), outputs=(Port("y"),), infer=infer_same,
+register(OpDef("Identity", role=Role.BYPASS, inputs=(Port("x"),), outputs=(Port("y"),), infer=infer_same,
                kernel=kernel_identity, family=FAMILY, doc="Copy."))
-register(OpDef("Dropout", inputs=(Port("x"),), outputs=(Port("y"),),
+register(OpDef("Dropout", role=Role.BYPASS, inputs=(Port("x"),), outputs=(Port("y"),),
                attrs=(AttrSpec("dropout_ratio", VT.VT_FLOAT, 0.5),
                       AttrSpec("scale_train", VT.VT_BOOL, True),
                       AttrSpec("alpha", VT.VT_FLOAT, 1.0), AttrSpec("beta", VT.VT_FLOAT, 0.0)),
