@@ -1,6 +1,8 @@
 """Readable text of a graph (str(graph), DumpFormat.kReadable)."""
 from __future__ import annotations
 
+from ge.fsutil import publish
+
 
 def readable(graph) -> str:
     lines = [f"graph {graph.name} {{"]
@@ -27,7 +29,4 @@ def dump_file(graph, fmt, suffix: str = "") -> None:
     prefix, ext = {DumpFormat.kReadable: ("ge_readable", "txt"), DumpFormat.kTxt: ("ge_proto", "txt"),
                    DumpFormat.kOnnx: ("ge_onnx", "pbtxt")}[fmt]
     path = f"{prefix}_{graph.name}{suffix}.{ext}"
-    data = dump_text(graph, fmt)
-    mode = "wb" if isinstance(data, bytes) else "w"
-    with open(path, mode) as f:
-        f.write(data)
+    publish(path, dump_text(graph, fmt), mode=0o644)

@@ -8,13 +8,11 @@ real ATC OM carries are filled in (§8.5), plus the host-target marker of this i
 Publishing: the bytes go to `.<name>.tmp-<host>-<pid>-<rand>` beside the target, are fsynced and
 renamed into place, so an interrupted run never leaves a partial OM under the final name; the
 next write of the same target removes such temporaries left by dead processes of this host (or
-older than an hour).  Test-only: `GE_OM_FAULT=om_partial|om_written` makes the process SIGKILL
-itself with half / all of the bytes in the temporary (tests/cache_e2e); unset in production.
+older than an hour).  Test-only fault points `om.partial` / `om.written` (ge.fsutil.faults) stop
+the process with half / all of the bytes in the temporary.
 """
 from __future__ import annotations
 
-import os
-import signal
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence, Union
 
@@ -31,12 +29,9 @@ from .container import (HEADER_SIZE, OmHeader, PartitionType, TensorInfo, fixed_
                         table_size)
 from .weights import weight_parts
 
-__all__ = ["OmContent", "build_om", "write_om", "host_target", "TARGET_ATTR", "FAULT_ENV",
-           "FAULT_STEPS"]
+__all__ = ["OmContent", "build_om", "write_om", "host_target", "TARGET_ATTR"]
 
 TARGET_ATTR = "_pyatc_target"
-FAULT_ENV = "GE_OM_FAULT"                     # test-only crash points of write_om
-FAULT_STEPS = ("om_partial", "om_written")    # half the bytes / all bytes in the temporary
 # --framework option value -> framework_type model attribute (spec/om-format.md §8.5)
 FRAMEWORK_NAMES = {"0": "Caffe", "1": "MindSpore", "3": "TensorFlow", "4": "Android_NN",
                    "5": "Onnx"}
@@ -217,21 +212,11 @@ def build_om_parts(content: OmContent) -> list:
     return table_parts(payloads, prefix=pack_header(header))
 
 
-def _fault_point(step: str) -> None:
-    if os.environ.get(FAULT_ENV) == step:
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
-def _publish(path: str, data) -> None:
-    publish(path, data, on_half=lambda: _fault_point("om_partial"),
-            before_rename=lambda: _fault_point("om_written"))
-
-
 def write_om(path: str, content: OmContent) -> None:
     """Build the OM and publish it at `path` (temporary name beside it, then rename)."""
     parts = build_om_parts(content)
     assert len(parts[0]) >= HEADER_SIZE
     try:
-        _publish(path, parts)
+        publish(path, parts, half_point="om.partial", written_point="om.written")
     except OSError as e:
         raise GeError("E13004", {"file": path, "reason": e.strerror or str(e)}) from None

@@ -7,9 +7,12 @@ anything is allocated.
 """
 from __future__ import annotations
 
+import io
 import os
 
 import numpy as np
+
+from ge.fsutil import publish
 
 from ._errors import BAD_INPUT, FILE_OPEN, error
 from ._plan import TensorSpec
@@ -53,7 +56,7 @@ def _read_npy(path: str, spec: TensorSpec) -> np.ndarray:
 
 
 def write_outputs(directory: str, outputs: list, fmt: str = "NPY") -> list:
-    """DIR/output_<i>.<npy|bin|txt>, each through a temp name + rename; returns the paths."""
+    """DIR/output_<i>.<npy|bin|txt>, each published atomically (ge.fsutil); returns the paths."""
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError as e:
@@ -62,19 +65,16 @@ def write_outputs(directory: str, outputs: list, fmt: str = "NPY") -> list:
     paths = []
     for i, value in enumerate(outputs):
         path = os.path.join(directory, f"output_{i}.{fmt.lower()}")
-        tmp = f"{path}.tmp{os.getpid()}"
+        buffer = io.BytesIO()
+        if fmt == "NPY":
+            np.save(buffer, value, allow_pickle=False)
+        elif fmt == "BIN":
+            buffer.write(np.ascontiguousarray(value).tobytes())
+        else:
+            np.savetxt(buffer, value.reshape(-1, value.shape[-1] if value.ndim else 1))
         try:
-            with open(tmp, "wb") as f:
-                if fmt == "NPY":
-                    np.save(f, value, allow_pickle=False)
-                elif fmt == "BIN":
-                    f.write(np.ascontiguousarray(value).tobytes())
-                else:
-                    np.savetxt(f, value.reshape(-1, value.shape[-1] if value.ndim else 1))
-            os.replace(tmp, path)
+            publish(path, buffer.getbuffer(), mode=0o644)
         except OSError as e:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
             raise error(FILE_OPEN, f"Failed to write file {path}. Reason: {e.strerror}.",
                         file=path) from None
         paths.append(path)

@@ -1,6 +1,6 @@
 """Crash safety and concurrency with real processes (python3 -c workers, tests/cache/helpers.py).
 
-- a SIGKILL injected at every publish step (GE_CACHE_FAULT, test-only hook in faults.py);
+- a SIGKILL injected at every publish step (GE_TEST_FAULT=<point>:kill, ge/fsutil/faults.py);
 - >= 10 SIGKILLs at seeded random moments of a process compiling kernels into the cache;
 - 4 processes on one cache directory, one of them in force mode.
 After each: no corrupt entry is ever used, every final-name entry verifies, the next run cleans
@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from ge.compiler.cache.faults import ENV, PUBLISH_STEPS
+from ge.fsutil.faults import CACHE_PUBLISH_POINTS as PUBLISH_STEPS, ENV
 from ge.compiler.cache.store import lookup
 from cache_helpers import final_entries, run_worker, soc_dir, temporaries, worker_argv
 
@@ -39,14 +39,14 @@ def assert_all_entries_valid(root):
 def test_fault_at_each_publish_step(tmp_path, reference, step):
     root = tmp_path / "cache"
     mode = "enable"
-    if step == "old_moved_aside":            # only reached when force replaces an entry
+    if step == "cache.old_moved_aside":            # only reached when force replaces an entry
         run_worker(root, "enable", N)
         mode = "force"
-    env = dict(os.environ, **{ENV: step})
+    env = dict(os.environ, **{ENV: f"{step}:kill"})
     proc, _ = run_worker(root, mode, N, env=env, check=False)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     assert_all_entries_valid(root)
-    if step != "after_commit":              # the dead process left its temporaries behind
+    if step != "cache.after_commit":              # the dead process left its temporaries behind
         assert temporaries(root) != []
     if step in PUBLISH_STEPS[:5]:           # killed before the commit rename: nothing published
         assert final_entries(root) == []

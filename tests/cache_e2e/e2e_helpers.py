@@ -12,7 +12,7 @@ from typing import Dict, List, Optional
 
 REPO = Path(__file__).resolve().parents[2]
 SOC = "Ascend310P3"
-FAULT_ENVS = ("GE_CACHE_FAULT", "GE_OM_FAULT")
+FAULT_ENVS = ("GE_TEST_FAULT", "GE_TEST_FAULT_FIFO")
 
 
 class ModelFiles:

@@ -1,6 +1,6 @@
 """Crash safety of a real `pyatc` compile: a SIGKILL at every publish step of the kernel cache
-(GE_CACHE_FAULT, ge/compiler/cache/faults.py) and of the OM write (GE_OM_FAULT, test-only hook
-of ge/om/writer.py), a corrupt entry, and >= 10 SIGKILLs at seeded random moments.
+and of the OM write (test-only fault points, GE_TEST_FAULT=<point>:kill, ge/fsutil/faults.py),
+a corrupt entry, and >= 10 SIGKILLs at seeded random moments.
 
 Always afterwards: nothing under a final name is partial (the OM is absent or complete, every
 cache entry verifies), the temporaries of a dead process are removed by the next run, and the
@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from ge.fsutil import host_tag, parse_temp_name
 from e2e_helpers import (assert_entries_sound, entries, om_parts, om_temporaries, soc_dir,
                          temporaries)
 
@@ -32,9 +33,7 @@ def reference(module_pyatc):
 
 
 def _pid_of_temporary(name: str) -> int:
-    """.tmp-<host>-<pid>-<rand>-<entry>, .trash-..., .net.om.tmp-<host>-<pid>-<rand>"""
-    return int(name.rsplit("tmp-", 1)[-1].split("-")[1] if ".om.tmp-" in name
-               else name.split("-", 4)[2])
+    return parse_temp_name(name).pid
 
 
 def _assert_nothing_partial(cwd, reference_om: bytes) -> None:
@@ -48,15 +47,15 @@ def _assert_nothing_partial(cwd, reference_om: bytes) -> None:
 
 # step, extra flags, entries under final names afterwards
 FAULT_CHAIN = (
-    ("GE_CACHE_FAULT", "tmpdir_created", (), 0),
-    ("GE_CACHE_FAULT", "binary_partial", (), 0),
-    ("GE_CACHE_FAULT", "binary_written", (), 0),
-    ("GE_CACHE_FAULT", "json_partial", (), 0),
-    ("GE_CACHE_FAULT", "before_commit", (), 0),
-    ("GE_CACHE_FAULT", "after_commit", (), 1),         # the first kernel was committed
-    ("GE_CACHE_FAULT", "old_moved_aside", (FORCE_FLAG,), 0),   # force took it out, then died
-    ("GE_OM_FAULT", "om_partial", (), KERNELS),        # kernels all published, OM half written
-    ("GE_OM_FAULT", "om_written", (), KERNELS),
+    ("cache.tmpdir_created", (), 0),
+    ("cache.binary_partial", (), 0),
+    ("cache.binary_written", (), 0),
+    ("cache.json_partial", (), 0),
+    ("cache.before_commit", (), 0),
+    ("cache.after_commit", (), 1),         # the first kernel was committed
+    ("cache.old_moved_aside", (FORCE_FLAG,), 0),   # force took it out, then died
+    ("om.partial", (), KERNELS),           # kernels all published, OM half written
+    ("om.written", (), KERNELS),
 )
 
 
@@ -66,8 +65,9 @@ def test_sigkill_at_every_publish_step_then_recover(pyatc, reference, tmp_path):
     ref_om, _ = reference
     cwd = tmp_path / "chain"
     cache = cwd / "cache"
-    for env_name, step, flags, n_entries in FAULT_CHAIN:
-        proc, finish = pyatc.start(cwd, "tiny", CACHE_FLAG, *flags, env={env_name: step})
+    for step, flags, n_entries in FAULT_CHAIN:
+        proc, finish = pyatc.start(cwd, "tiny", CACHE_FLAG, *flags,
+                                   env={"GE_TEST_FAULT": f"{step}:kill"})
         res = finish()
         assert res.rc == -signal.SIGKILL, (step, res.text[-2000:])
         assert not res.om.exists(), step
@@ -75,14 +75,13 @@ def test_sigkill_at_every_publish_step_then_recover(pyatc, reference, tmp_path):
         assert len(entries(cache)) == n_entries, (step, entries(cache))
         leftovers = temporaries(cache) + om_temporaries(cwd)
         assert {_pid_of_temporary(n) for n in leftovers} <= {proc.pid}, (step, leftovers)
-        if step != "after_commit":
+        if step != "cache.after_commit":
             assert leftovers, f"{step}: the dead run should have left its temporary"
-        if env_name == "GE_OM_FAULT":
+        if step.startswith("om."):
             assert len(om_temporaries(cwd)) == 1 and temporaries(cache) == []
     # a default op_cache.ini being written when its process died (the window is tiny, so it
     # is planted): the dead PID's temporary is removed too
-    from ge.compiler.cache.store import _host
-    (cache / f".op_cache.ini.tmp-{_host()}-{proc.pid}-0badc0de").write_text("[op_comp")
+    (cache / f".op_cache.ini.tmp-{host_tag()}-{proc.pid}-0badc0de").write_text("[op_comp")
     res = pyatc.run(cwd, "tiny", CACHE_FLAG).ok()
     assert res.om.read_bytes() == ref_om
     assert res.report()["kernel_cache"]["hits"] == KERNELS
@@ -168,4 +167,4 @@ def test_random_sigkills_of_pyatc(pyatc, reference, tmp_path):
     verify = pyatc.cache_cli("verify", "--dir", str(cwd / "cache"))
     assert verify.returncode == 0, verify.stdout
     # the kernel build directories of the killed compiles were removed by the last run
-    assert not [n for n in os.listdir(pyatc.tmp / "tmpdir") if n.startswith("ge_kernel_")]
+    assert not [n for n in os.listdir(pyatc.tmp / "tmpdir") if n.startswith(".ge_kernel.")]

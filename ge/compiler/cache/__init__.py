@@ -7,7 +7,8 @@ bytes or None (a corrupt entry is reported with a W-code, removed and counted); 
 all or nothing.  The cache knows no ops: names and metadata come from ge.compiler.opcompile.
 
 Submodules, ccache style: settings (what the user asked for), key (what identifies a binary),
-store (lookup / publish / remove), evict (aging), faults (test-only crash points).
+store (lookup / publish / remove), evict (aging); temporaries and the test-only fault points
+of publish are ge.fsutil's.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 
 from ge.errors import GeError, warn
-from ge.fsutil import clean_stale_temporaries, temp_name
+from ge.fsutil import sweep, temp_name
 from . import settings as _settings
 from .evict import evict
 from .key import kernel_key, kernel_name, key_material
@@ -89,7 +90,7 @@ class KernelCache:
             # each level ourselves: makedirs gives intermediate levels the umask's mode
             os.makedirs(path, mode=0o750, exist_ok=True)
             check_private_dir(path)
-        clean_stale_temporaries(settings.ini_path)
+        sweep(os.path.dirname(settings.ini_path), os.path.basename(settings.ini_path))
         if not os.path.exists(settings.ini_path):
             _write_default_ini(settings.ini_path)
         cache.stats.stale_cleaned = len(clean_stale(settings.cache_dir))

@@ -5,8 +5,8 @@ Layout of one SoC directory (`<root>/kernel_cache/<soc>/`):
     <name>/                       one entry = one directory, <name> = te_<optype>_<sha256>
         <name>.so                 the kernel binary (host shared object)
         <name>.json               metadata; `sha256` of the binary is verified on every hit
-    .tmp-<host>-<pid>-<rand>-<name>/    an entry being written (never read)
-    .trash-<host>-<pid>-<rand>-<name>/  an entry being removed (never read)
+    .<name>.tmp-<host>-<pid>-<rand>/    an entry being written (never read)
+    .<name>.trash-<host>-<pid>-<rand>/  an entry being removed (never read)
     op_cache_file_del.lock        the aging lock (evict.py)
 
 Publish writes both files into a fresh temp directory and commits with one rename() of the
@@ -14,7 +14,8 @@ directory, so an entry is either complete or absent; `replace` (force mode) firs
 old entry aside, then renames the new one in, and deletes the old one: a reader holding the old
 directory open keeps a consistent view.  Lookup reads both files through one directory file
 descriptor (a consistent snapshot even if the entry is replaced meanwhile) and returns the bytes;
-nothing is ever loaded from the cache path itself.
+nothing is ever loaded from the cache path itself.  Temporary names, their sweep and the
+test-only fault points of publish are ge.fsutil's.
 """
 from __future__ import annotations
 
@@ -22,20 +23,16 @@ import errno
 import hashlib
 import json
 import os
-import secrets
 import shutil
-import time
 from dataclasses import dataclass
 from typing import Optional
 
-from .faults import fault_point
-from ge.fsutil import host_tag as _host, owner_is_dead
+from ge.fsutil import fault_point, sweep, temp_name
 
 __all__ = ["Lookup", "lookup", "publish", "remove_entry", "clean_stale", "list_entries",
-           "entry_size", "entry_mtime", "BIN_SUFFIX", "STALE_SECONDS"]
+           "entry_size", "entry_mtime", "BIN_SUFFIX"]
 
 BIN_SUFFIX = ".so"
-STALE_SECONDS = 3600          # temp dirs of other hosts / live PIDs older than this are stale
 FILE_MODE = 0o640
 DIR_MODE = 0o750
 
@@ -137,32 +134,28 @@ def _fsync_dir(path: str) -> None:
         os.close(fd)
 
 
-def _private_name(kind: str, name: str) -> str:
-    return f".{kind}-{_host()}-{os.getpid()}-{secrets.token_hex(4)}-{name}"
-
-
 def publish(cache_dir: str, name: str, binary: bytes, meta: dict, replace: bool = False) -> str:
     """Commit one entry; returns "published", "replaced" or "exists" (another process won)."""
     meta = dict(meta, kernelName=name, binFileName=name, binFileSuffix=BIN_SUFFIX,
                 size=len(binary), sha256=hashlib.sha256(binary).hexdigest())
-    tmp = os.path.join(cache_dir, _private_name("tmp", name))
+    tmp = temp_name(os.path.join(cache_dir, name))
     os.mkdir(tmp, DIR_MODE)
-    fault_point("tmpdir_created")
+    fault_point("cache.tmpdir_created")
     try:
-        _write_file(tmp, name + BIN_SUFFIX, binary, "binary_partial")
-        fault_point("binary_written")
+        _write_file(tmp, name + BIN_SUFFIX, binary, "cache.binary_partial")
+        fault_point("cache.binary_written")
         text = json.dumps(meta, sort_keys=True, indent=1).encode("utf-8") + b"\n"
-        _write_file(tmp, name + ".json", text, "json_partial")
+        _write_file(tmp, name + ".json", text, "cache.json_partial")
         _fsync_dir(tmp)
-        fault_point("before_commit")
+        fault_point("cache.before_commit")
         final = os.path.join(cache_dir, name)
         status = "published"
         if replace and os.path.isdir(final):
-            trash = os.path.join(cache_dir, _private_name("trash", name))
+            trash = temp_name(final, "trash")
             try:
                 os.rename(final, trash)
                 status = "replaced"
-                fault_point("old_moved_aside")
+                fault_point("cache.old_moved_aside")
             except FileNotFoundError:
                 trash = ""
         else:
@@ -176,7 +169,7 @@ def publish(cache_dir: str, name: str, binary: bytes, meta: dict, replace: bool 
         if trash:
             shutil.rmtree(trash, ignore_errors=True)
         _fsync_dir(cache_dir)
-        fault_point("after_commit")
+        fault_point("cache.after_commit")
         return status
     finally:
         if os.path.isdir(tmp):
@@ -189,7 +182,7 @@ def remove_entry(cache_dir: str, name: str, inode: int = 0) -> bool:
     final = os.path.join(cache_dir, name)
     if inode and not _same_entry(final, inode):
         return False
-    trash = os.path.join(cache_dir, _private_name("trash", name))
+    trash = temp_name(final, "trash")
     try:
         os.rename(final, trash)
     except FileNotFoundError:
@@ -200,22 +193,7 @@ def remove_entry(cache_dir: str, name: str, inode: int = 0) -> bool:
 
 def clean_stale(cache_dir: str, now: Optional[float] = None) -> list:
     """Remove temp/trash directories left by dead processes (or older than an hour)."""
-    now = time.time() if now is None else now
-    removed = []
-    for entry in sorted(os.listdir(cache_dir)):
-        if not (entry.startswith(".tmp-") or entry.startswith(".trash-")):
-            continue
-        parts = entry.split("-", 4)
-        path = os.path.join(cache_dir, entry)
-        try:
-            age = now - os.lstat(path).st_mtime
-        except FileNotFoundError:
-            continue
-        dead = len(parts) == 5 and owner_is_dead(parts[1], parts[2])
-        if dead or age > STALE_SECONDS:
-            shutil.rmtree(path, ignore_errors=True)
-            removed.append(entry)
-    return removed
+    return sweep(cache_dir, now=now)
 
 
 def list_entries(cache_dir: str) -> list:

@@ -3,7 +3,7 @@ into every cache key (compiler path + version, flags, OpenBLAS library path + sh
 
 `build()` runs an argv list (no shell) in a private temporary directory with fixed file names
 (`kernel.c` -> `kernel.so`) and `-ffile-prefix-map`, so the same source gives the same bytes in
-any directory and any process.  The directory is named `ge_kernel_<host>-<pid>-<rand>` under
+any directory and any process.  The directory is named `.ge_kernel.tmp-<host>-<pid>-<rand>` under
 the temp root, and the compiler's own temporaries go inside it (TMPDIR), so a killed compile
 leaves one recognisable directory, which the next compile_ops removes (clean_stale_build_dirs).
 It knows nothing about ops or the cache.
@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass
 
 from ge.errors import GeError
-from ge.fsutil import host_tag as _host, owner_is_dead
+from ge.fsutil import sweep, temp_dir
 
 __all__ = ["Toolchain", "toolchain", "build", "compile_flags", "KernelBuildError",
            "clean_stale_build_dirs"]
@@ -30,7 +30,7 @@ CC = "cc"
 # runs on any CPU of its host target); -fno-math-errno lets sqrtf & co. be inlined and
 # vectorised (results are unchanged: only errno would have been set).
 BASE_FLAGS = ("-std=c99", "-O3", "-fno-math-errno", "-fPIC", "-shared", "-fno-ident")
-BUILD_PREFIX = "ge_kernel_"
+BUILD_NAME = "ge_kernel"      # work directories get ge.fsutil temporary names of it
 BLAS_HEADER_DIRS = ("/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu",
                     "/usr/include/openblas", "/usr/include")
 
@@ -114,20 +114,8 @@ def link_libs(needs_blas: bool) -> list:
 
 
 def clean_stale_build_dirs(temp_root: str = "") -> list:
-    """Remove `ge_kernel_<host>-<pid>-*` build directories of dead processes of this host."""
-    temp_root = temp_root or tempfile.gettempdir()
-    prefix = f"{BUILD_PREFIX}{_host()}-"
-    removed = []
-    try:
-        names = sorted(os.listdir(temp_root))
-    except OSError:
-        return removed
-    for name in names:
-        pid = name[len(prefix):].split("-", 1)[0]
-        if name.startswith(prefix) and owner_is_dead(_host(), pid):
-            shutil.rmtree(os.path.join(temp_root, name), ignore_errors=True)
-            removed.append(name)
-    return removed
+    """Remove the build directories of dead processes of this host (ge.fsutil.sweep)."""
+    return sweep(temp_root or tempfile.gettempdir(), BUILD_NAME)
 
 
 def build(source: str, needs_blas: bool, debug_flags: tuple = (), what: str = "") -> bytes:
@@ -136,7 +124,7 @@ def build(source: str, needs_blas: bool, debug_flags: tuple = (), what: str = ""
     if needs_blas and not tc.blas_lib:
         raise KernelBuildError("EP0110", {"reason": "OpenBLAS not installed"},
                                f"Kernel {what} needs OpenBLAS (libopenblas-dev), not installed.")
-    with tempfile.TemporaryDirectory(prefix=f"{BUILD_PREFIX}{_host()}-{os.getpid()}-") as work:
+    with temp_dir(os.path.join(tempfile.gettempdir(), BUILD_NAME)) as work:
         with open(os.path.join(work, "kernel.c"), "w", encoding="utf-8") as f:
             f.write(source)
         argv = ([tc.cc_path] + compile_flags(needs_blas, debug_flags)

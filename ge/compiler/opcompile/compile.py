@@ -5,7 +5,8 @@ Per node: signature -> generated C -> cache key (tagged fields, ge.compiler.cach
 kernel name `te_<optype>_<sha256>`.  Nodes with equal keys share one kernel.  Cache hits are
 verified bytes; misses are compiled by `TE_PARALLEL_COMPILER` worker threads (each runs the
 system C compiler as a subprocess) and published.  The result lists kernels in first-use order,
-so the OM is the same whatever the number of jobs and whatever was cached.
+so the OM is the same whatever the number of jobs and whatever was cached.  Progress (`kernels`,
+done, total) goes to ge.compiler.progress as each kernel is built, from the calling thread.
 """
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ import hashlib
 import logging
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
 from ge.errors import GeError, warn
+from ge.fsutil import fault_point
 from ge.compiler import cache as kcache
+from ge.compiler import progress
 from ge.compiler.engines import ATTR_ENGINE, COMPILED_ENGINES
 from .build import build, clean_stale_build_dirs, compile_flags, link_libs, toolchain
 from .cgen import ABI_VERSION, KERNEL_SYMBOL, Unsupported
@@ -130,6 +133,30 @@ def write_kernel_meta(tasks: list, options: Mapping[str, str]) -> None:
         publish(os.path.join(directory, f"{task.name}.so"), task.binary, mode=0o644)
 
 
+def _build_all(pending: list, jobs: int, total: int) -> None:
+    """Build every pending task in `jobs` threads, reporting progress as each one is done.  On
+    any exception (a kernel that does not build, Ctrl-C) the queued builds are cancelled and the
+    running ones waited for, so no cc work directory outlives the call; a build error is that
+    of the first failing task in task order, whatever finished first."""
+    done = total - len(pending)
+    progress.report("kernels", done, total)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(build, t.source, t.needs_blas, t.flags, t.name): t
+                   for t in pending}
+        try:
+            for future in as_completed(futures):
+                futures[future].binary = future.result()
+                done += 1
+                progress.report("kernels", done, total)
+                if done == total - len(pending) // 2:
+                    fault_point("kernels.half")          # test-only; other builds still run
+        except BaseException as exc:
+            pool.shutdown(wait=True, cancel_futures=True)
+            failed = [f.exception() for f in futures
+                      if isinstance(exc, Exception) and not f.cancelled() and f.exception()]
+            raise (failed[0] if failed else exc) from None
+
+
 def compile_ops(graph, options: Mapping[str, str]) -> CompiledKernels:
     started = time.monotonic()
     settings = kcache.resolve(options)
@@ -170,14 +197,11 @@ def compile_ops(graph, options: Mapping[str, str]) -> CompiledKernels:
         pending.append(task)
     jobs = min(parallel_jobs(), max(len(pending), 1))
     if pending:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            binaries = list(pool.map(lambda t: build(t.source, t.needs_blas, t.flags, t.name),
-                                     pending))
-        for task, binary in zip(pending, binaries):
-            task.binary = binary
+        _build_all(pending, jobs, len(tasks))
+        for task in pending:
             stats.compiles += 1
             if cache is not None and not task.bypass:
-                cache.put(task.name, binary, task.meta, replace=settings.mode == "force")
+                cache.put(task.name, task.binary, task.meta, replace=settings.mode == "force")
         write_kernel_meta([t for t in pending if t.bypass], options)
     result = CompiledKernels()
     seen = set()

@@ -1,0 +1,15 @@
+"""ge.fsutil: everything the project writes under a temporary name, in one place.
+
+  temps    the temporary-name format, the stale sweep, private work directories
+  atomic   atomic publication of a file (temporary name beside it, fsync, rename)
+  faults   test-only fault points (GE_TEST_FAULT): kill the process, or wait for a signal
+
+A leaf package: it imports nothing from ge.
+"""
+from .faults import fault_point
+from .atomic import publish
+from .temps import (STALE_SECONDS, TempName, host_tag, owner_is_dead, parse_temp_name, pid_alive,
+                    sweep, temp_dir, temp_name)
+
+__all__ = ["publish", "fault_point", "STALE_SECONDS", "TempName", "host_tag", "owner_is_dead",
+           "parse_temp_name", "pid_alive", "sweep", "temp_dir", "temp_name"]
