@@ -141,10 +141,6 @@ CODES: tuple[Code, ...] = (
          "No supported engine found for op {opname} ({optype}). Reason: {reason}.",
          solution="Check the engine exclusion options and the operator support list."),
     # ---- our own errors (EPxxxx) -------------------------------------------------------
-    Code("EP0001", "Not_Available_Yet",
-         "The feature {feature} is not available yet in this implementation.",
-         solution="Use a released version that provides it, or leave the feature out.",
-         ours=True),
     Code("EP0002", "Not_Supported",
          "{feature} is not supported by this implementation. Reason: {reason}.",
          solution="Leave the option out, or set it to its default value.",
@@ -191,8 +187,7 @@ CODES: tuple[Code, ...] = (
          "Cache entry {entry} failed its check and was recompiled.", ours=True),
 )
 
-_BY_CODE = {entry.code: entry for entry in CODES}
-assert len(_BY_CODE) == len(CODES), "duplicate code in CODES"
+_BY_CODE = {entry.code: entry for entry in CODES}     # unique codes: test_matrix_codes.py
 
 
 def lookup(code: str) -> Code | None:

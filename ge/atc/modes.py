@@ -1,13 +1,12 @@
 """Run-mode handlers (spec/atc-cli.md §4, §9): hand over to `ge.compiler.api`.
 
-The compiler API is imported lazily inside each handler; a missing module or function is the
-coded EP0001 "not available yet" failure, never a silent success.  Files ATC itself writes
-(JSON outputs, the pre-check report) go through a temporary name in the same directory and a
-rename, with permissions 0600 as CANN's JSON saver uses.
+Each handler imports `ge.compiler.api` when it runs, not at module import, so `--help` and
+argument errors never load the compiler.  Files ATC itself writes (JSON outputs, the pre-check
+report) go through a temporary name in the same directory and a rename, with permissions 0600
+as CANN's JSON saver uses.
 """
 from __future__ import annotations
 
-import importlib
 import json
 import os
 
@@ -19,43 +18,7 @@ from .options import RunState, build_options
 from .paths import check_input_path, check_output_path
 from .report import out
 
-__all__ = ["compiler_api", "call_api", "run_mode", "MODE_HANDLERS", "write_text_atomic",
-           "model_info_lines", "API_MODULE_ENV"]
-
-_API_MODULE = "ge.compiler.api"
-# Development and test hook: name of a module standing in for ge.compiler.api (docs/atc.md).
-API_MODULE_ENV = "GE_ATC_COMPILER_API"
-
-
-def _api_module_name() -> str:
-    return os.environ.get(API_MODULE_ENV) or _API_MODULE
-
-
-def compiler_api(function: str):
-    """`ge.compiler.api.<function>`, or EP0001 naming it when it does not exist yet."""
-    name = _api_module_name()
-    try:
-        module = importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if not (exc.name and name.startswith(exc.name)):
-            raise
-        module = None
-    found = getattr(module, function, None) if module is not None else None
-    if found is None:
-        raise GeError("EP0001", {"feature": f"{name}.{function}"})
-    return found
-
-
-def call_api(function: str, *args, **kwargs):
-    """Call a compiler API function; a missing `ge.*` module below it is EP0001 too."""
-    target = compiler_api(function)
-    try:
-        return target(*args, **kwargs)
-    except ImportError as exc:
-        missing = exc.name or ""
-        if missing != "ge" and not missing.startswith("ge."):
-            raise
-        raise GeError("EP0001", {"feature": f"{missing} (needed by {function})"}) from None
+__all__ = ["run_mode", "MODE_HANDLERS", "write_text_atomic", "model_info_lines"]
 
 
 def write_text_atomic(path: str, text: str) -> None:
@@ -103,41 +66,34 @@ def model_info_lines(info: dict, cmdline: str) -> list[str]:
 
 
 def _display_info(state: RunState, om_path: str) -> None:
-    info = call_api("om_info", om_path)
+    from ge.compiler.api import om_info
+    info = om_info(om_path)
     for line in model_info_lines(info, _cmdline(state)):
         out(line)
 
 
 def _write_fusion_result(state: RunState, compiled) -> None:
-    """`fusion_result.json` unless `--export_compile_stat=0` (compile-options.md §6.5).
-
-    The writer is optional in docs/interfaces.md: when the compiler does not offer it, no
-    statistics file is written (listed as a known gap in docs/atc.md).
-    """
+    """`fusion_result.json` unless `--export_compile_stat=0` (compile-options.md §6.5)."""
     if state.get("export_compile_stat") == "0":
         return
-    try:
-        writer = compiler_api("write_fusion_result")
-    except GeError:
-        return
-    writer(compiled)
+    from ge.compiler.api import write_fusion_result
+    write_fusion_result(compiled)
 
 
 # ------------------------------------------------------------------ handlers
 def _mode_compile(state: RunState) -> None:
     """Mode 0 (7 and 30 are refused before dispatch)."""
+    from ge.compiler.api import compile_model_file, save_om
     options = build_options(state, state.check_report)
-    for needed in ("compile_model_file", "save_om"):   # both before a long compile starts
-        compiler_api(needed)
     output = state.get("output")
     # parsed models are named after the output file (atc-cli.md §9.1)
-    compiled = call_api("compile_model_file", state.get("model"), state.framework, options,
-                        weight_path=state.get("weight") or None,
-                        graph_name=os.path.basename(output) or None)
+    compiled = compile_model_file(state.get("model"), state.framework, options,
+                                  weight_path=state.get("weight") or None,
+                                  graph_name=os.path.basename(output) or None)
     if getattr(compiled, "host_platform_dependent", False):
         output += f"_{state.get('host_env_os')}_{state.get('host_env_cpu')}"
     path = output + OUTPUT_SUFFIX[state.mode]
-    call_api("save_om", path, compiled, _cmdline(state))
+    save_om(path, compiled, _cmdline(state))
     _write_fusion_result(state, compiled)
     if state.get("display_model_info") == "1":
         _display_info(state, path)
@@ -145,8 +101,9 @@ def _mode_compile(state: RunState) -> None:
 
 def _mode_precheck(state: RunState) -> None:
     """Mode 3: parse only, write the pre-check report; no model file."""
+    from ge.compiler.api import precheck
     options = build_options(state, state.check_report)
-    report = call_api("precheck", state.get("model"), state.framework, options)
+    report = precheck(state.get("model"), state.framework, options)
     write_text_atomic(state.check_report, json.dumps(report, indent=2) + "\n")
     if report.get("result") == "failed":
         raise GeError("EP0003", {"file": state.check_report})
@@ -168,23 +125,25 @@ def _check_json_io(state: RunState) -> tuple[str, str]:
 
 def _mode_to_json(state: RunState) -> None:
     """Mode 1: OM (no --framework) or an original model (--framework 0/3/5) to JSON."""
+    from ge.compiler.api import inferred_graph_to_json, model_to_json, om_to_json
     om, json_path = _check_json_io(state)
     if state.framework in (0, 3):
         raise GeError("EP0002", {"feature": f"--mode=1 with --framework={state.framework}",
                                  "reason": "only ONNX (5) and AIR (1) models are parsed"})
     if state.framework == -1:
-        text = call_api("om_to_json", om)
+        text = om_to_json(om)
     elif state.get("dump_mode") == "1":
-        text = call_api("inferred_graph_to_json", om, state.framework,
-                        build_options(state, state.check_report))
+        text = inferred_graph_to_json(om, state.framework,
+                                      build_options(state, state.check_report))
     else:
-        text = call_api("model_to_json", om, state.framework)
+        text = model_to_json(om, state.framework)
     write_text_atomic(json_path, text)
 
 
 def _mode_pbtxt(state: RunState) -> None:
+    from ge.compiler.api import pbtxt_to_json
     om, json_path = _check_json_io(state)
-    write_text_atomic(json_path, call_api("pbtxt_to_json", om))
+    write_text_atomic(json_path, pbtxt_to_json(om))
 
 
 def _mode_display(state: RunState) -> None:

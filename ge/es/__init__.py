@@ -11,6 +11,7 @@ import logging
 import sys
 import types
 
+from . import all as _all, math as _math, nn as _nn
 from .graph_builder import GraphBuilder
 from .tensor_holder import TensorHolder
 
@@ -18,7 +19,7 @@ __all__ = ["GraphBuilder", "TensorHolder", "list_plugins", "get_plugin"]
 
 _log = logging.getLogger(__name__)
 _BUILTIN = ("math", "nn", "all")
-_plugins: dict[str, types.ModuleType] = {}
+_plugins: dict[str, types.ModuleType] = {"math": _math, "nn": _nn, "all": _all}
 
 
 def _coerce_module(value, depth=0):
@@ -55,21 +56,14 @@ def _load_entry_point_plugins() -> None:
 
 
 def list_plugins() -> list[str]:
-    return list(_BUILTIN) + sorted(_plugins)
+    """The built-in op modules, then the loaded plugins by name."""
+    return list(_plugins)
 
 
 def get_plugin(name: str):
-    if name in _BUILTIN:
-        return importlib.import_module(f"{__name__}.{name}")
     if name not in _plugins:
         raise KeyError(f"ES plugin {name!r} is not loaded; loaded: {', '.join(list_plugins())}")
     return _plugins[name]
-
-
-def __getattr__(attr):
-    if attr in _BUILTIN:
-        return importlib.import_module(f"{__name__}.{attr}")
-    raise AttributeError(f"module 'ge.es' has no attribute {attr!r}")
 
 
 _load_entry_point_plugins()

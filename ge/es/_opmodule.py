@@ -11,10 +11,7 @@ __all__ = ["resolve", "names"]
 
 def _ops() -> dict:
     from ge.ops import registry
-    try:
-        return registry.all_ops()
-    except ImportError:  # definitions not installed yet
-        return dict(registry.REGISTRY)
+    return registry.all_ops()
 
 
 def names() -> list[str]:

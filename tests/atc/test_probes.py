@@ -1,9 +1,10 @@
-"""The conformance probes of spec/atc-cli.md §13, every one, through real processes.
+"""The conformance probes of spec/atc-cli.md §13, every one, through `main_impl` in process.
 
-Each row: probe number, arguments, expected exit status, expected stderr, whether the `...` line
-is printed, and the expected first line of the error report (stamp normalised).  Probe 28 (a
-successful compile) runs against the stand-in compiler API and, in
-`test_probe_28_real_compiler`, against the real `ge.compiler.api`.
+Each row: probe number, arguments, whether the `...` line is printed, and the expected first
+line of the error report (stamp normalised).  Probe 28 (a successful compile) runs against the
+stand-in compiler API and, in `test_probe_28_real_compiler`, against the real
+`ge.compiler.api`.  `test_entries_print_the_same` runs a few of them through every entry as a
+real process and compares with the in-process run.
 """
 from __future__ import annotations
 
@@ -156,8 +157,8 @@ def test_refused_modes_and_frameworks(atc, args, feature):
     _assert_refused(atc(*args), feature)
 
 
-def test_probe_28_success(atc, work):
-    run = atc(*VALID, env={"GE_ATC_COMPILER_API": "fake_compiler_api"})
+def test_probe_28_success(atc, work, fake_api):
+    run = atc(*VALID)
     assert (run.rc, run.stderr) == (0, "")
     assert run.stdout == f"{START}\n...\n{SUCCESS}\n\n"
     saved = json.loads((work / "out.om").read_text())
@@ -165,38 +166,41 @@ def test_probe_28_success(atc, work):
     assert saved["options"]["ge.socVersion"] == "Ascend310"
 
 
-def test_probe_28_host_dependent_name(atc, work):
-    run = atc(*VALID, env={"GE_ATC_COMPILER_API": "fake_compiler_api",
-                           "FAKE_API_HOST_DEPENDENT": "1"})
+def test_probe_28_host_dependent_name(atc, work, fake_api):
+    fake_api.host_platform_dependent = True
+    run = atc(*VALID)
     assert run.rc == 0
     assert [p.name for p in work.glob("out_linux_*.om")]
     assert not (work / "out.om").exists()
 
 
-def test_probe_28_compiler_missing_is_coded(atc, work):
-    run = atc(*VALID, env={"GE_ATC_COMPILER_API": "ge.compiler.not_there"})
+def test_import_error_below_the_compiler_is_internal(atc, work, monkeypatch):
+    """A module missing under ge.compiler is a fault of ours (E19999), not a user error."""
+    from ge.compiler import api
+
+    def compile_model_file(*args, **kwargs):
+        raise ModuleNotFoundError("No module named 'ge.compiler.gone'", name="ge.compiler.gone")
+    monkeypatch.setattr(api, "compile_model_file", compile_model_file)
+    run = atc(*VALID)
     assert run.rc == 255
-    assert run.lines[:3] == [START, "...", FAILED]
-    assert run.headline == STAMP + ("Not_Available_Yet(EP0001): The feature "
-                                    "ge.compiler.not_there.compile_model_file is not available "
-                                    "yet in this implementation.")
+    assert run.lines[:4] == [START, "...", FAILED, "E19999: Internal error!"]
+    assert "Traceback" not in run.stdout + run.stderr
     assert not (work / "out.om").exists()
 
 
-def _write_relu_model(path):
-    onnx = pytest.importorskip("onnx")
-    from onnx import TensorProto, helper
+def write_relu_model(path):
+    from onnx import TensorProto, helper, save
     graph = helper.make_graph(
         [helper.make_node("Relu", ["x"], ["y"], name="relu")], "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
 
 
-def test_probe_28_real_compiler(work):
+def test_probe_28_real_compiler(atc, work):
     """Probe 28 with the real ge.compiler.api: success line, exit 0, `<output>.om` written."""
-    _write_relu_model(work / "m.onnx")
-    run = run_entry("module", VALID, cwd=work)
+    write_relu_model(work / "m.onnx")
+    run = atc(*VALID)
     assert run.rc == 0, run.stdout + run.stderr
     assert run.lines[:3] == [START, "...", SUCCESS]
     assert run.stdout.endswith("\n\n") and "Traceback" not in run.stdout + run.stderr
@@ -206,9 +210,10 @@ def test_probe_28_real_compiler(work):
 
 @pytest.mark.parametrize("args", [["--help"], [], ["--mode=9"], ["--foo=1"], ["foo"],
                                   VALID, ["--mode=1", "--om=a.om"]],
-                         ids=["help", "none", "mode9", "unknown", "positional", "valid", "mode1"])
-def test_entries_print_the_same(entry, work, args):
-    """Every entry's output equals the module entry's (program name and stamps normalised)."""
-    env = {"GE_ATC_COMPILER_API": "fake_compiler_api"}
-    assert run_entry(entry, args, env=env, cwd=work) == run_entry("module", args, env=env,
-                                                                    cwd=work)
+                         ids=["help", "none", "mode9", "unknown", "positional", "valid",
+                              "mode1"])
+def test_entries_print_the_same(entry, atc, work, args):
+    """Every entry, as a real process, prints what main_impl prints in process (program name
+    and stamps normalised); `valid` compiles a real model."""
+    write_relu_model(work / "m.onnx")
+    assert run_entry(entry, args, cwd=work) == atc(*args)
