@@ -4,6 +4,8 @@
 and validates the JSON file (§8.5 rules 1-6); `apply_raw_options` writes accepted values into
 flags that the command line did not set (rule 7); `build_options` produces the flat
 `dict[str, str]` handed to `ge.compiler.api` (§8.2, with our superset noted in docs/atc.md).
+`default_options()` and `finish_options()` are the same map for a caller that sets GE keys
+instead of flags (`ge.offline_compile`), so both entries compile a graph the same way.
 """
 from __future__ import annotations
 
@@ -14,11 +16,13 @@ from dataclasses import dataclass, field
 from ge.errors import GeError, GeWarning
 
 from .flags import BY_NAME, FLAGS, Flag
+from .hostenv import host_cpu, host_os
 from .parse import check_value
 from .paths import check_input_path
 
 __all__ = ["RunState", "name_table", "RAW_ONLY_KEYS", "load_raw_options", "apply_raw_options",
-           "build_options", "FIXED_OPTIONS", "FORBIDDEN_CLOSE_PASS", "check_lower_limit"]
+           "build_options", "default_options", "finish_options", "FIXED_OPTIONS",
+           "FORBIDDEN_CLOSE_PASS", "check_lower_limit"]
 
 # Keys accepted in --raw_ge_options that no flag carries: our documented superset of CANN
 # (decision: ge.exec.exclude_engines at any level).  They go straight into the option map.
@@ -206,8 +210,7 @@ def _flag_option(state: RunState, f: Flag) -> str | None:
     return f.to_option(value) if f.to_option else value
 
 
-def build_options(state: RunState, check_report: str = "") -> dict[str, str]:
-    """The flat GE option map of the compile family (§8.2)."""
+def _flag_options(state: RunState) -> dict[str, str]:
     options: dict[str, str] = {}
     for f in FLAGS:
         if not f.ge_key:
@@ -215,17 +218,40 @@ def build_options(state: RunState, check_report: str = "") -> dict[str, str]:
         value = _flag_option(state, f)
         if value is not None:
             options[f.ge_key] = value
+    return options
+
+
+def default_options() -> dict[str, str]:
+    """The GE options of a compile that sets nothing: every flag at its default, mapped as
+    `build_options` maps it, the host flags defaulted to this host as ATC's checks do.  Not
+    finished: overlay the caller's keys, then `finish_options`."""
+    values = {f.name: f.default for f in FLAGS}
+    values.update(host_env_os=host_os(), host_env_cpu=host_cpu())
+    return _flag_options(RunState(argv=[], prog="", values=values, user_set={}, environ={}))
+
+
+def finish_options(options: dict[str, str]) -> dict[str, str]:
+    """The keys ATC settles after merging (§8.2), in place: `forbidden_close_pass:on` appended
+    to the caller's pass switches (or alone), then the fixed keys where absent."""
+    switch = options.get("ge.optimizationSwitch", "")
+    options["ge.optimizationSwitch"] = (f"{switch};{FORBIDDEN_CLOSE_PASS}" if switch
+                                        else FORBIDDEN_CLOSE_PASS)
+    for key, value in FIXED_OPTIONS:
+        options.setdefault(key, value)
+    return options
+
+
+def build_options(state: RunState, check_report: str = "") -> dict[str, str]:
+    """The flat GE option map of the compile family (§8.2)."""
+    options = _flag_options(state)
     if check_report:
         options["check_report"] = check_report
     if state.get("save_original_model"):
         options["ge.originalModelFile"] = state.get("output") + "_original.om"
     for key, value in state.raw_direct.items():
         options.setdefault(key, value)
-    switch = options.get("ge.optimizationSwitch", "")
-    options["ge.optimizationSwitch"] = (f"{switch};{FORBIDDEN_CLOSE_PASS}" if switch
-                                        else FORBIDDEN_CLOSE_PASS)
-    for key, value in FIXED_OPTIONS:
-        options.setdefault(key, value)
+    finish_options(options)
+    # ATC's own keys: the compiler reads neither
     options["MULTI_THREAD_COMPILE"] = _multi_thread(state.environ.get("MULTI_THREAD_COMPILE"))
     options["ge.optionNameMap"] = json.dumps(name_table(), separators=(",", ":"))
     return options
