@@ -148,6 +148,10 @@ CODES: tuple[Code, ...] = (
     Code("EP0003", "Pre_Check_Failed",
          "The pre-check found unsupported or invalid operators; see the report {file}.",
          solution="Fix the operators listed as failed in the report.", ours=True),
+    Code("EP0004", "Interrupted", "The run was interrupted by {signal}.",
+         cause="The process received Ctrl-C (SIGINT) or a termination request (SIGTERM) before "
+               "the run finished; no partial output was left behind.",
+         solution="Run the command again to get its result.", ours=True),
     Code("EP0101", "Invalid_Model_Onnx", "The ONNX model {model} is invalid. Reason: {reason}.",
          solution="Check the model with onnx.checker.", ours=True),
     Code("EP0110", "Kernel_Build_Error", "Failed to build kernel {kernel}. Reason: {reason}",

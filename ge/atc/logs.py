@@ -15,6 +15,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from .report import clear_progress
+
 __all__ = ["LogSetup", "start_logging", "default_log_path", "LEVELS"]
 
 LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
@@ -55,6 +57,14 @@ class LogSetup:
         self.handlers.clear()
 
 
+class _ScreenHandler(logging.StreamHandler):
+    """Log records on stdout; a progress line on the screen is erased first (ge.atc.report)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        clear_progress()
+        super().emit(record)
+
+
 class _LazyFileHandler(logging.FileHandler):
     """Creates the plog directory only when the first record is written."""
 
@@ -79,7 +89,7 @@ def start_logging(level_flag: str, environ=None) -> LogSetup:
     file_handler.setFormatter(formatter)
     setup.handlers.append(file_handler)
     if environ.get("ASCEND_SLOG_PRINT_TO_STDOUT") == "1":
-        screen = logging.StreamHandler(sys.stdout)
+        screen = _ScreenHandler(sys.stdout)
         screen.setFormatter(formatter)
         setup.handlers.append(screen)
     for handler in setup.handlers:

@@ -2,8 +2,8 @@
 
 Start line → parse → help or init (logging) → raw options → global checks → single-op or
 common checks → mode checks and dispatch → `...` → result line and report.  Returns 0 or -1
-and never raises: user errors are coded reports, KeyboardInterrupt is a failure, anything else
-is E19999 with the traceback in the log file only.
+and never raises: user errors are coded reports, Ctrl-C and SIGTERM are the coded failure EP0004
+(ge.atc.interrupt), anything else is E19999 with the traceback in the log file only.
 """
 from __future__ import annotations
 
@@ -11,18 +11,21 @@ import os
 import traceback
 
 from ge import errors as ge_errors
+from ge.compiler.progress import listening
 from ge.errors import GeError
+from ge.fsutil import fault_point
 
 from .checks import (COMPILE_MODES, check_common, check_compile_family, check_global,
                      check_singleop, no_effect_warnings, prepare_check_report,
                      refuse_unsupported)
 from .help import help_text, program_name
+from .interrupt import signal_name, signals_raise
 from .logs import LogSetup, default_log_path, start_logging
 from .modes import run_mode
 from .options import RunState, apply_raw_options
 from .parse import ParseFailure, parse_args
 from .report import (DOTS_LINE, START_LINE, SUCCESS_LINE, ErrorLog, err, failure_line, out,
-                     render_errors, render_warnings)
+                     progress, render_errors, render_warnings)
 
 __all__ = ["main_impl"]
 
@@ -64,7 +67,9 @@ def _run_checks_and_mode(state: RunState) -> None:
         check_compile_family(state)
         refuse_unsupported(state)
         no_effect_warnings(state)
-    run_mode(state)
+    fault_point("atc.compile_start")            # test-only
+    with listening(progress):
+        run_mode(state)
 
 
 def _main(argv: list[str], log: ErrorLog, holder: dict) -> int:
@@ -95,6 +100,7 @@ def _main(argv: list[str], log: ErrorLog, holder: dict) -> int:
     except GeError as error:
         log.add_error(error)
         return _finish(False, prog, log, state, dots=False)
+    holder["dots"] = True                       # from here on, a failure prints `...` first
     try:
         _run_checks_and_mode(state)
     except GeError as error:
@@ -106,12 +112,15 @@ def _main(argv: list[str], log: ErrorLog, holder: dict) -> int:
 def main_impl(argv: list[str]) -> int:
     """The whole ATC run for `argv` (argv[0] = program as invoked); returns 0 or -1."""
     argv = [str(a) for a in (argv or ["atc"])]
-    holder: dict = {"prog": program_name(argv[0]), "logs": None}
+    holder: dict = {"prog": program_name(argv[0]), "logs": None, "dots": False}
     log = ErrorLog()
     try:
-        return _main(argv, log, holder)
-    except KeyboardInterrupt:
-        return _safe_finish(holder["prog"], ErrorLog(), dots=False)
+        with signals_raise():
+            return _main(argv, log, holder)
+    except KeyboardInterrupt as exc:                      # Ctrl-C, SIGTERM: EP0004
+        interrupted = ErrorLog()
+        interrupted.add("EP0004", {"signal": signal_name(exc)})
+        return _safe_finish(holder["prog"], interrupted, dots=holder["dots"])
     except Exception:                                     # internal fault: E19999, log only
         _internal_fault(log, holder["logs"])
         return _safe_finish(holder["prog"], log, dots=True)

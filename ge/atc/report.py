@@ -2,7 +2,9 @@
 
 The only module of ge.atc that writes to stdout/stderr.  Text is written as UTF-8 with
 `surrogateescape`, so non-UTF-8 bytes of a path given on the command line come back out as the
-same bytes instead of raising.
+same bytes instead of raising.  On a terminal, long work shows one progress line (`kernels
+12/47`) rewritten in place with `\r`; every other line erases it first, so it never mixes with
+them, and nothing of it reaches an output that is not a terminal.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from ge.errors import GeError, GeWarning
 from .codes import format_message, is_internal, lookup
 
 __all__ = ["START_LINE", "DOTS_LINE", "SUCCESS_LINE", "failure_line", "Record", "ErrorLog",
-           "render_errors", "render_warnings", "out", "err"]
+           "render_errors", "render_warnings", "out", "err", "progress", "clear_progress"]
 
 START_LINE = "ATC start working now, please wait for a moment."
 DOTS_LINE = "..."
@@ -40,11 +42,42 @@ def _write(stream, text: str) -> None:
 
 
 def out(line: str = "") -> None:
+    clear_progress()
     _write(sys.stdout, line + "\n")
 
 
 def err(line: str) -> None:
+    clear_progress()
     _write(sys.stderr, line + "\n")
+
+
+_progress_width = 0         # characters of the progress line on the screen, 0 when none
+
+
+def _stdout_is_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):         # replaced or closed stdout
+        return False
+
+
+def progress(what: str, done: int, total: int) -> None:
+    """Show `<what> <done>/<total>` in place of the previous progress line (terminals only)."""
+    global _progress_width
+    if not _stdout_is_terminal():
+        return
+    text = f"{what} {done}/{total}"
+    _write(sys.stdout, "\r" + text.ljust(_progress_width))
+    _progress_width = max(_progress_width, len(text))
+
+
+def clear_progress() -> None:
+    """Erase the progress line (and a `^C` the terminal echoed after it): carriage return, then
+    ECMA-48 "erase to end of line"; the cursor stays at the start of the empty line."""
+    global _progress_width
+    if _progress_width:
+        _progress_width = 0
+        _write(sys.stdout, "\r\x1b[K")
 
 
 def timestamp(now: float | None = None) -> str:
