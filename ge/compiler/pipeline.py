@@ -2,7 +2,9 @@
 
 Stage order follows ARCHITECTURE.md and spec/python-passes.md §6.1.  Each stage is a plain
 function (graph, ctx) -> None; user and built-in passes run through ge.passes at the four
-pass stages.  Graph dumps (DUMP_GE_GRAPH) are written after every stage.
+pass stages.  Graph dumps (DUMP_GE_GRAPH) are written after every stage, and the graph's
+invariants (Graph.verify) are checked before the first stage and after every stage, so a stage
+that breaks the IR is named at once (EP0005) instead of failing somewhere downstream.
 """
 from __future__ import annotations
 
@@ -11,7 +13,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ge.graph import Graph
+from ge import ops
+from ge.errors import GeError
+from ge.graph import Graph, GraphInvariantError
+from ge.graph.graph import INVARIANT_ERROR
 
 from . import fusion, prepare  # fusion: registers built-in pass names for the switches
 
@@ -104,16 +109,27 @@ STAGES: tuple = (
 )
 
 
+def verify_graph(graph: Graph, where: str) -> None:
+    """Graph.verify with the registry's required inputs; EP0005 naming `where` on failure."""
+    try:
+        graph.verify(ops.required_slots)
+    except GraphInvariantError as exc:
+        raise GeError(INVARIANT_ERROR, {"graph": exc.graph_name, "where": where,
+                                        "reason": f"{exc.rule}: {exc.detail}"}) from None
+
+
 def run_pipeline(graph: Graph, options: dict) -> BuildContext:
     from .dump import GraphDumper
     from ge.passes.report import FusionReport
     ctx = BuildContext(options=dict(options), report=FusionReport())
     dumper = GraphDumper.from_env(graph.name)
     dumper.dump(graph, "PreRunBegin")
+    verify_graph(graph, "the input of the compile (the parsed graph)")
     for name, stage in STAGES:
         start = time.perf_counter()
         stage(graph, ctx)
         ctx.stage_times[name] = time.perf_counter() - start
         log.info("stage %s done in %.3f s", name, ctx.stage_times[name])
         dumper.dump(graph, name)
+        verify_graph(graph, f"stage {name}")
     return ctx

@@ -2,8 +2,10 @@
 from .graph import CONST_TYPES, ORIGIN_ATTR, Graph, GraphCycleError, Node
 from .tensor import Shape, Tensor, TensorDesc
 from .types import DataType, DumpFormat, Format, Placement
+from .verify import GraphInvariantError
 
 Operator = Node  # CANN exports Operator; our graphs expose nodes only
 
 __all__ = ["Graph", "Node", "Operator", "Tensor", "TensorDesc", "Shape", "DataType", "Format",
-           "Placement", "DumpFormat", "GraphCycleError", "ORIGIN_ATTR", "CONST_TYPES"]
+           "Placement", "DumpFormat", "GraphCycleError", "GraphInvariantError", "ORIGIN_ATTR",
+           "CONST_TYPES"]

@@ -6,7 +6,11 @@ Internal API (used by the parser, compiler and pass engine), in the spirit of to
     x = g.add_node("Data", "x", attrs={"index": 0}, input_names=["x"], output_names=["y"])
     r = g.add_node("Relu", "relu", inputs=[(x, 0)], input_names=["x"], output_names=["y"])
     r.input(0) -> (x, 0);  x.consumers(0) -> [(r, 0)]
-    g.replace_uses((x, 0), (other, 0));  g.remove_node(r);  g.topo_order()
+    g.replace_uses((x, 0), (other, 0));  g.erase_node(r);  g.topo_order();  g.verify()
+
+`erase_node` refuses a node that still has consumers (rewire them first); `remove_node`, the
+CANN surface, unlinks the node's consumers and erases it.  `verify()` checks the invariants
+listed in ge/graph/verify.py.
 
 Every node carries `_datadump_original_op_names` (list of source-model op names it stands for),
 kept through rewrites by `Graph.add_node(..., origin=[...])` and `Node.merge_origin`.
@@ -15,11 +19,14 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
+from ge.errors import GeError
+
 from .attrs import kind_of, normalize
 from .tensor import TensorDesc
 from .types import AttrValueType as VT, DumpFormat
 
 ORIGIN_ATTR = "_datadump_original_op_names"
+INVARIANT_ERROR = "EP0005"   # Graph {graph}: {where} breaks an IR invariant: {reason}.
 CONST_TYPES = ("Const", "Constant")  # op types whose output is the attr `value`
 Edge = tuple  # (Node, port index)
 
@@ -289,12 +296,18 @@ class Graph:
         return len(users)
 
     def erase_node(self, node: Node) -> None:
-        """Remove a node and all its edges (consumers become unconnected)."""
+        """Remove a node that no one consumes any more, with its input and control edges.
+        Refuses (EP0005, naming the consumers) while a data consumer remains: erasing it
+        would leave that consumer reading nothing."""
+        self._own(node)
+        users = [f"{dst.name}:{i}" for outs in node._outputs for dst, i in outs]
+        if users:
+            raise GeError(INVARIANT_ERROR, {
+                "graph": self._name, "where": f"erase_node({node.name})",
+                "reason": f"{node.name} still feeds {', '.join(users)}; point them elsewhere "
+                          f"first (Graph.replace_uses)"})
         for i in range(len(node._inputs)):
             self.disconnect(node, i)
-        for outs in node._outputs:
-            for dst, i in list(outs):
-                self.disconnect(dst, i)
         for c in node._ctrl_in:
             c._ctrl_out = [x for x in c._ctrl_out if x is not node]
         for c in node._ctrl_out:
@@ -453,7 +466,20 @@ class Graph:
         self.disconnect(dst, dst_port)
 
     def remove_node(self, node: Node) -> None:
-        self.erase_node(self._own(node))
+        """CANN Graph::RemoveNode: the node goes with all its edges (its consumers' inputs
+        become unconnected)."""
+        self._own(node)
+        for outs in node._outputs:
+            for dst, i in list(outs):
+                self.disconnect(dst, i)
+        self.erase_node(node)
+
+    def verify(self, required=None) -> None:
+        """Raise GraphInvariantError (ge/graph/verify.py) if this graph or one of its live
+        subgraphs is malformed; `required(node)` lists the input slots that must be
+        connected (ge.ops.required_slots: ge.graph knows no ops)."""
+        from .verify import verify
+        verify(self, required)
 
     def get_all_subgraphs(self) -> list["Graph"]:
         return list(self.root()._subgraphs.values())

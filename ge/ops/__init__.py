@@ -23,7 +23,7 @@ from .registry import (REQUIRED, AttrSpec, InferCtx, OpDef, Port, Role, TensorIn
 
 __all__ = ["get", "lookup", "all_ops", "register", "OpDef", "Port", "AttrSpec", "TensorInfo",
            "InferCtx", "REQUIRED", "Role", "role_of", "types_with_role", "resolved_attrs",
-           "infer_node", "slot_names", "slot_ports",
+           "infer_node", "slot_names", "slot_ports", "required_slots",
            "infer_ctx"]
 
 UNKNOWN_RANK = [-2]  # desc shape of an unknown-rank tensor
@@ -50,6 +50,23 @@ def slot_ports(opdef: OpDef, n: int, *, outputs: bool = False) -> list:
                               f"{'outputs' if outputs else 'inputs'}, got {n}")
     return ([(p, None) for p in before] + [(ports[d], k) for k in range(count)]
             + [(p, None) for p in after])
+
+
+def required_slots(node) -> list[int]:
+    """Input slots of `node` that must be connected (its op's required ports), for
+    Graph.verify.  A graph input's own slot is fed by the caller, not by an edge; an unknown op
+    or a slot count its op cannot have is left to inference to report."""
+    opdef = get(node.type)
+    if opdef is None or opdef.role == Role.DATA:
+        return []
+    ports = opdef.inputs
+    if not any(p.kind == "dynamic" for p in ports) and node.num_inputs > len(ports):
+        return []
+    try:
+        slots = slot_ports(opdef, node.num_inputs)
+    except GeError:
+        return []
+    return [i for i, (port, _) in enumerate(slots) if port.kind == "required"]
 
 
 def slot_names(opdef: OpDef, n: int, *, outputs: bool = False) -> list[str]:

@@ -1,7 +1,8 @@
 """Subgraph boundaries and the one splice function (spec/python-passes.md §3.12, §6.5).
 
-`splice(graph, inputs, outputs, replacement)` is used by all three pass kinds: pattern
-matches, decompose nodes and `SubgraphRewriter.replace`.  Order of work (as torch.fx's
+`splice(graph, inputs, outputs, replacement)` is used by all three pass kinds (pattern
+matches, decompose nodes, `SubgraphRewriter.replace`) and by the built-in fusions
+(ge/compiler/fusion/rules.py).  Order of work (as torch.fx's
 rewriter): check the boundary and the replacement, copy the replacement in, rewire inputs and
 outputs, inherit control edges, then erase replaced nodes that lost every consumer.
 """
@@ -195,9 +196,13 @@ def _check_replacement(replacement: Graph, n_in: int, n_out: int) -> tuple[dict,
 
 
 def splice(graph: Graph, inputs: list[list], outputs: list, replacement: Graph,
-           pass_name: str = "") -> tuple[list[Node], list[Node]]:
+           pass_name: str = "", keep_names: bool = False) -> tuple[list[Node], list[Node]]:
     """Replace the subgraph between `inputs` and `outputs` by a copy of `replacement`.
 
+    `inputs[k]` lists the consumer anchors (node, input slot) that replacement Data k takes
+    over (one producer each); `outputs[j]` is the (node, output) whose consumers replacement
+    output j takes over.  Copies are named `<name>_<replaced names>_<n>`, or with
+    `keep_names` the replacement node's own name once the replaced nodes are gone (unique).
     Returns (replaced nodes, new nodes).  Raises SpliceError, leaving the graph unchanged.
     """
     producers, old = _check_boundary(graph, inputs, outputs)
@@ -210,7 +215,8 @@ def splice(graph: Graph, inputs: list[list], outputs: list, replacement: Graph,
     for rn in replacement.topo_order():
         if role_of(rn.type) in _BOUNDARY_ROLES:
             continue
-        name = graph.unique_name(f"{rn.name}_{suffix}_{next(_counter)}")
+        name = graph.unique_name(rn.name if keep_names
+                                 else f"{rn.name}_{suffix}_{next(_counter)}")
         new = graph.add_node(rn.type, name, [None] * rn.num_inputs,
                              num_outputs=rn.num_outputs, input_names=rn.input_names,
                              output_names=rn.output_names)
@@ -260,6 +266,11 @@ def splice(graph: Graph, inputs: list[list], outputs: list, replacement: Graph,
                 for new in new_nodes:
                     graph.add_control_edge(new, c)
     _erase_unused(graph, old)
+    if keep_names:
+        for rn in replacement.nodes:
+            new = copies.get(id(rn))
+            if new is not None and new.name != rn.name and graph.node(rn.name) is None:
+                graph.rename_node(new, rn.name)
     return old, new_nodes
 
 

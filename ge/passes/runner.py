@@ -3,8 +3,9 @@
 
 Enabled passes of the stage run in ascending (byte-wise) name order, each with one new
 instance that serves the root graph and then every live subgraph.  A pass that raises, returns
-a failure status or a wrong type fails the stage with E13028 naming the pass, its file and
-line, the graph and the reason.  Soft problems (patterns() errors, invalid patterns,
+a failure status or a wrong type, or leaves the graph malformed (Graph.verify runs after every
+pass), fails the stage with E13028 naming the pass, its file and line, the graph and the
+reason.  Soft problems (patterns() errors, invalid patterns,
 meet_requirements errors) are logged and, when tracing, recorded in the report.
 """
 from __future__ import annotations
@@ -18,8 +19,9 @@ import time
 import traceback
 from typing import Optional
 
+from ge import ops
 from ge.errors import GeError, warn
-from ge.graph import Graph, GraphCycleError
+from ge.graph import Graph, GraphCycleError, GraphInvariantError
 
 from ._native import _ENGINE, MatchResult, PassContext, PatternMatcherConfig
 from .base import (DecomposePass, PassStage, PatternFusionPass,
@@ -394,6 +396,8 @@ def _run_pass(desc: PassDescriptor, root: Graph, stage: PassStage, options: dict
                 _run_decompose(instance, desc, graph, context, stats, stage)
             if stats.effect_times + context._ge_stats["effect"] != effects_before:
                 _sort(graph, desc)
+        graph = root
+        _verify(root)
     except PassFailure as exc:
         _log.error("[%s][Run] failed on graph %s: %s", desc.pass_name, graph.name, exc.reason)
         raise _fail(desc, stage, graph, exc, context) from None
@@ -410,6 +414,14 @@ def _sort(graph: Graph, desc: PassDescriptor) -> None:
         graph.sort()
     except GraphCycleError as exc:
         raise PassFailure(f"[CycleGuard] graph has a cycle after the pass: {exc}") from None
+
+
+def _verify(root: Graph) -> None:
+    """Every pass, in every compile, leaves a well-formed graph (Graph.verify) or fails."""
+    try:
+        root.verify(ops.required_slots)
+    except GraphInvariantError as exc:
+        raise PassFailure(f"the pass left the graph malformed: {exc}") from None
 
 
 def _trace_enabled(options: dict) -> bool:

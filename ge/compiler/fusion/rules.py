@@ -1,16 +1,20 @@
 """Built-in fusion rewrites, as plain functions graph -> number of rewrites.
 
 Each is wrapped as a named FusionBasePass in ge/compiler/fusion/__init__.py so it is reported
-and switchable like a user pass.  Every rewrite keeps the origin names of what it absorbs.
+and switchable like a user pass.  A rule finds its match and computes the new op; the graph is
+changed only through the splice every pass uses (`_replace` -> ge.passes.boundary.splice),
+which keeps the origin names of what it absorbs and drops constants no one else reads.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ge import ops
-from ge.graph import CONST_TYPES, Graph, Node
+from ge.graph import Graph, Node
 
-from ..graph_utils import const_value, input_const, make_const
+from ge.passes.boundary import splice
+
+from ..graph_utils import input_const, make_const
 
 
 def _single_consumer(node: Node, idx: int = 0) -> Node | None:
@@ -22,14 +26,52 @@ def _only_output_used(node: Node, idx: int = 0) -> bool:
     return all(not node.consumers(i) for i in range(node.num_outputs) if i != idx)
 
 
-def _set_input_const(graph: Graph, node: Node, slot: int, array: np.ndarray, name: str,
-                     origin) -> None:
-    old = node.input(slot)
-    const = make_const(graph, name, array, origin=origin)
-    graph.connect(const, 0, node, slot)
-    node.update_input_desc(slot, const.out_desc(0))
-    if old is not None and not old[0].consumers(old[1]) and old[0].type in CONST_TYPES:
-        graph.erase_node(old[0])
+def _anchors(node: Node, n: int) -> list:
+    """The consumer anchor (node, i) of each connected input slot of `node`, None for the
+    others, for n slots."""
+    return [(node, i) if i < node.num_inputs and node.input(i) is not None else None
+            for i in range(n)]
+
+
+def _replace(graph: Graph, out: Node, op_type: str, name: str, slots: list,
+             attrs_from: Node | None = None, attrs: dict | None = None) -> Node:
+    """Replace the subgraph ending at `out`:0 by one new op, through the splice every pass
+    uses (ge.passes.boundary.splice).  Input slot i of the new op is `slots[i]`: a consumer
+    anchor (node, input) whose producer it takes over, an ndarray (a new constant) or None.
+    The op copies the attributes of `attrs_from`, then `attrs`; it gets `name` once the
+    replaced nodes (and the constants only they used) are gone."""
+    rep = Graph(f"{name}_replacement")
+    opdef = ops.lookup(op_type)
+    slot_names = ops.slot_names(opdef, len(slots))
+    boundary: dict = {}            # producer edge -> (replacement Data node, anchors)
+    edges, const_descs = [], {}
+    for i, spec in enumerate(slots):
+        if spec is None:
+            edges.append(None)
+        elif isinstance(spec, np.ndarray):
+            const = make_const(rep, f"{name}_{slot_names[i]}", spec)
+            edges.append((const, 0))
+            const_descs[i] = const.out_desc(0)
+        else:
+            src, idx = spec[0].input(spec[1])
+            data, anchors = boundary.setdefault((id(src), idx), (rep.add_node(
+                "Data", f"in{len(boundary)}", attrs={"index": len(boundary)},
+                input_names=["x"], output_names=["y"]), []))
+            anchors.append(spec)
+            edges.append((data, 0))
+    new = rep.add_node(op_type, name, inputs=edges, input_names=slot_names,
+                       output_names=ops.slot_names(opdef, 1, outputs=True))
+    for key, kind, value in (attrs_from.attr_items() if attrs_from is not None else ()):
+        new.set_attr_kind(key, kind, value)
+    for key, value in (attrs or {}).items():
+        new.set_attr(key, value)
+    for i, desc in const_descs.items():
+        new.update_input_desc(i, desc)
+    new.update_output_desc(0, out.out_desc(0))
+    rep.add_node("NetOutput", inputs=[(new, 0)])
+    _, created = splice(graph, [anchors for _, anchors in boundary.values()], [(out, 0)], rep,
+                        keep_names=True)
+    return next(n for n in created if n.type == op_type)
 
 
 def fold_conv_batchnorm(graph: Graph) -> int:
@@ -59,20 +101,9 @@ def fold_conv_batchnorm(graph: Graph) -> int:
         new_w = weight * factor.astype(np.float32).reshape(-1, 1, 1, 1)
         b0 = np.zeros_like(mean) if bias is None else bias.astype(np.float64)
         new_b = ((b0 - mean) * factor + offset).astype(np.float32)
-        while conv.num_inputs < 3:
-            conv.add_input("bias" if conv.num_inputs == 2 else None)
-        origin = bn.origin
-        _set_input_const(graph, conv, 1, new_w, f"{conv.name}_filter_bn", conv.origin)
-        _set_input_const(graph, conv, 2, new_b, f"{conv.name}_bias_bn", origin)
-        conv.merge_origin(origin)
-        graph.replace_uses((bn, 0), (conv, 0))
-        for i in range(bn.num_inputs):
-            src = bn.input(i)
-            graph.disconnect(bn, i)
-            if i and src is not None and not src[0].consumers(src[1]) \
-                    and const_value(src[0]) is not None:
-                graph.erase_node(src[0])
-        graph.erase_node(bn)
+        slots = _anchors(conv, max(conv.num_inputs, 3))
+        slots[1:3] = [new_w, new_b]
+        _replace(graph, bn, conv.type, conv.name, slots, attrs_from=conv)
         count += 1
     return count
 
@@ -102,15 +133,9 @@ def fuse_matmul_add(graph: Graph) -> int:
         n = out_shape[-1]
         if bias.size != n or any(d != 1 for d in bias.shape[:-1]) or bias.shape[-1:] != (n,):
             continue
-        while mm.num_inputs <= slot:
-            mm.add_input("bias" if mm.num_inputs == slot else "x")
-        _set_input_const(graph, mm, slot, bias.reshape(n), f"{mm.name}_bias", add.origin)
-        mm.merge_origin(add.origin)
-        graph.replace_uses((add, 0), (mm, 0))
-        src = add.input(other)
-        graph.erase_node(add)
-        if src is not None and not src[0].consumers(src[1]):
-            graph.erase_node(src[0])
+        slots = _anchors(mm, max(mm.num_inputs, slot + 1))
+        slots[slot] = bias.reshape(n)
+        _replace(graph, add, mm.type, mm.name, slots, attrs_from=mm)
         count += 1
     return count
 
@@ -138,16 +163,8 @@ def fold_scalar_elementwise(graph: Graph) -> int:
             continue
         new_type, conv = rule
         scalar = float(conv(np.float32(value.reshape(()))))
-        new = graph.add_node(new_type, graph.unique_name(f"{node.name}_{new_type.lower()}"),
-                             inputs=[x_edge], input_names=["x"], output_names=["y"],
-                             attrs={"value": scalar}, origin=node.origin)
-        new.update_input_desc(0, node.in_desc(0))
-        new.update_output_desc(0, node.out_desc(0))
-        graph.replace_uses((node, 0), (new, 0))
-        src = node.input(1)
-        graph.erase_node(node)
-        if src is not None and not src[0].consumers(src[1]):
-            graph.erase_node(src[0])
+        _replace(graph, node, new_type, f"{node.name}_{new_type.lower()}", [(node, 0)],
+                 attrs={"value": scalar})
         count += 1
     for node in graph.topo_order():  # Muls(Muls(x, a), b) -> Muls(x, a*b)
         if node.type != "Muls" or node.graph is None:
@@ -156,9 +173,8 @@ def fold_scalar_elementwise(graph: Graph) -> int:
         if prev is None or prev[0].type != "Muls" or len(prev[0].consumers(0)) != 1:
             continue
         inner = prev[0]
-        node.set_attr("value", float(np.float32(inner.attr("value")) * np.float32(node.attr("value"))))
-        graph.connect(inner.input(0)[0], inner.input(0)[1], node, 0)
-        node.merge_origin(inner.origin)
-        graph.erase_node(inner)
+        value = float(np.float32(inner.attr("value")) * np.float32(node.attr("value")))
+        _replace(graph, node, "Muls", node.name, [(inner, 0)], attrs_from=node,
+                 attrs={"value": value})
         count += 1
     return count

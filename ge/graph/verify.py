@@ -1,0 +1,107 @@
+"""The invariants of the IR, checked by `Graph.verify()` after every pipeline stage and every
+pass (ge.compiler.pipeline, ge.passes.runner).
+
+A graph is well formed when:
+  - its node table is consistent (each node is filed under its own name and owned by it);
+  - every data edge is recorded on both ends, and every control edge too;
+  - every producer a consumer names is a node of the same graph;
+  - it is acyclic (data and control edges);
+  - every input slot that must be connected is (the rule comes from the caller: ge.graph
+    knows no ops, the op registry does: `ge.ops.required_slots`);
+  - it has exactly one NetOutput and every NetOutput input is connected.
+Subgraphs of a root graph are checked too, except those whose parent node is gone.
+
+`verify` raises GraphInvariantError naming the graph, the broken rule and the nodes; it
+never changes the graph.  The callers turn it into a coded error naming the stage or pass.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable, Optional
+
+__all__ = ["GraphInvariantError", "verify"]
+
+RequiredSlots = Callable[[object], Iterable[int]]   # node -> input slots that must be connected
+
+
+class GraphInvariantError(ValueError):
+    def __init__(self, graph_name: str, rule: str, detail: str):
+        self.graph_name, self.rule, self.detail = graph_name, rule, detail
+        super().__init__(f"graph {graph_name}: {rule}: {detail}")
+
+
+def _edges(graph, fail) -> None:
+    from .graph import Node
+    table = graph._nodes
+    for name, node in table.items():
+        if not isinstance(node, Node) or node._name != name or node._graph is not graph:
+            fail("node table", f"entry {name} holds {node!r}, which is not its own node")
+    for node in table.values():
+        for i, edge in enumerate(node._inputs):
+            if edge is None:
+                continue
+            src, k = edge
+            if table.get(src._name) is not src:
+                fail("missing producer", f"{node.name}:{i} reads {src.name}:{k}, which is not "
+                                         f"a node of the graph")
+            if not 0 <= k < len(src._outputs) or (node, i) not in src._outputs[k]:
+                fail("one-sided edge", f"{node.name}:{i} reads {src.name}:{k}, but "
+                                       f"{src.name} does not list it as a consumer")
+        for k, users in enumerate(node._outputs):
+            for dst, j in users:
+                if table.get(dst._name) is not dst:
+                    fail("missing consumer", f"{node.name}:{k} feeds {dst.name}:{j}, which "
+                                             f"is not a node of the graph")
+                if not 0 <= j < len(dst._inputs) or dst._inputs[j] != (node, k):
+                    fail("one-sided edge", f"{node.name}:{k} lists {dst.name}:{j} as a "
+                                           f"consumer, but that input reads something else")
+            if len(users) != len(set((id(d), j) for d, j in users)):
+                fail("one-sided edge", f"{node.name}:{k} lists a consumer twice")
+        for c in node._ctrl_in:
+            if table.get(c._name) is not c or node not in c._ctrl_out:
+                fail("control edge", f"{c.name} -> {node.name} is not recorded on both ends")
+        for c in node._ctrl_out:
+            if table.get(c._name) is not c or node not in c._ctrl_in:
+                fail("control edge", f"{node.name} -> {c.name} is not recorded on both ends")
+
+
+def _connected(graph, required: Optional[RequiredSlots], fail) -> None:
+    outputs = [n for n in graph._nodes.values() if n._type == "NetOutput"]
+    if len(outputs) != 1:
+        fail("outputs", f"{len(outputs)} NetOutput nodes"
+                        + (f" ({', '.join(n.name for n in outputs)})" if outputs else "")
+                        + "; a graph has exactly one")
+    missing = [i for i, e in enumerate(outputs[0]._inputs) if e is None]
+    if missing:
+        fail("outputs", f"graph output(s) {missing} of {outputs[0].name} are not connected")
+    if required is None:
+        return
+    for node in graph._nodes.values():
+        for i in required(node):
+            if i < len(node._inputs) and node._inputs[i] is None:
+                fail("unconnected input", f"required input {i} ({node._in_names[i]}) of "
+                                          f"{node.name} ({node.type}) is not connected")
+
+
+def _verify_one(graph, required: Optional[RequiredSlots]) -> None:
+    from .graph import GraphCycleError
+
+    def fail(rule: str, detail: str):
+        raise GraphInvariantError(graph.name, rule, detail)
+
+    _edges(graph, fail)
+    try:
+        graph.topo_order()
+    except GraphCycleError as exc:
+        fail("cycle", f"through {', '.join(exc.nodes[:5])}")
+    _connected(graph, required, fail)
+
+
+def verify(graph, required: Optional[RequiredSlots] = None) -> None:
+    """Check `graph` and its live subgraphs; raise GraphInvariantError on the first broken
+    rule.  `required(node)` gives the input slots that must be connected."""
+    _verify_one(graph, required)
+    if graph.parent_graph is not None:
+        return
+    for sub in graph._subgraphs.values():
+        if sub.parent_node is None or sub.parent_node.graph is not None:
+            _verify_one(sub, required)
