@@ -31,8 +31,10 @@ ENTRIES: dict[str, "list[str] | str"] = {
     "module": [sys.executable, "-m", "ge.atc"],
     "atc": "atc", "pyatc": "pyatc", "pymod": "python3 -m ge.pyatc",
 }
-# Variables of the ATC run's own environment: none leaks in from the test's.
+# Variables of the ATC run's own environment: none leaks in from the test's, except the kernel
+# cache location (the output does not depend on it; sharing it saves compiles).
 _SCRUBBED = ("ASCEND_", "NPU_")
+_KEPT = ("ASCEND_CACHE_PATH",)
 
 # Installed entries resolved through the session fixtures: name -> (argv prefix, environment).
 _INSTALLED: dict[str, tuple[list[str], dict]] = {}
@@ -111,15 +113,23 @@ def work(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.fixture(scope="session")
+def kernel_cache(tmp_path_factory) -> str:
+    """ASCEND_CACHE_PATH of every ATC run of the session: the test's own, else one shared
+    directory, so a kernel is compiled once per session, not once per test directory."""
+    return os.environ.get("ASCEND_CACHE_PATH") or str(tmp_path_factory.mktemp("kernel_cache"))
+
+
 @pytest.fixture
-def atc(work: Path, monkeypatch):
+def atc(work: Path, monkeypatch, kernel_cache: str):
     """`atc(*args, env=...)` runs `main_impl` in the probe directory, HOME there too, with no
-    ASCEND_*/NPU_* variable but those in `env`."""
+    ASCEND_*/NPU_* variable but the shared kernel cache and those in `env`."""
     monkeypatch.chdir(work)
     for name in list(os.environ):
         if name.startswith(_SCRUBBED):
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(work))
+    monkeypatch.setenv("ASCEND_CACHE_PATH", kernel_cache)
 
     def call(*args: str, env: dict | None = None) -> Run:
         with monkeypatch.context() as scoped:
@@ -215,6 +225,7 @@ def run_entry(entry: str, args: list[str], env: dict | None = None,
               cwd: str | os.PathLike | None = None) -> Run:
     prefix, base, paths = _argv_and_base_env(entry)
     environment = {k: v for k, v in base.items() if not k.startswith(_SCRUBBED)}
+    environment.update({k: os.environ[k] for k in _KEPT if k in os.environ})
     inherited = [p for p in base.get("PYTHONPATH", "").split(os.pathsep) if p]
     environment["PYTHONPATH"] = os.pathsep.join(paths + inherited)
     environment["HOME"] = str(cwd or os.getcwd())
