@@ -6,23 +6,21 @@ CANN splits ops by op package (math, nn), and a superset keeps every sample impo
 """
 from __future__ import annotations
 
+from ge.ops import registry
+
+from ._ops import op_function
+
 __all__ = ["resolve", "names"]
 
 
-def _ops() -> dict:
-    from ge.ops import registry
-    return registry.all_ops()
-
-
 def names() -> list[str]:
-    return sorted(_ops())
+    return sorted(registry.all_ops())
 
 
 def resolve(module_name: str, attr: str):
     if attr == "__all__":
         return names()
-    opdef = _ops().get(attr)
+    opdef = registry.all_ops().get(attr)
     if opdef is None or attr.startswith("_"):
         raise AttributeError(f"module {module_name!r} has no op {attr!r}")
-    from ._ops import op_function
     return op_function(opdef)

@@ -13,24 +13,13 @@ import logging
 from types import SimpleNamespace
 
 from ge.graph.attrs import kind_of
+from ge.ops import registry
 
 __all__ = ["op_function", "build_op"]
 
 _P = inspect.Parameter
 _log = logging.getLogger(__name__)
 _cache: dict[int, tuple] = {}
-
-
-def _registry():
-    from ge.ops import registry
-    return registry
-
-
-def _opdef(op_type: str):
-    try:
-        return _registry().get(op_type)
-    except ImportError:  # the registry has no definitions module yet
-        return _registry().REGISTRY.get(op_type)
 
 
 def _py_name(name: str, prefix: str, taken: set) -> str:
@@ -200,7 +189,7 @@ def op_function(opdef):
 
 def build_op(op_type: str, inputs: list, attrs: dict | None = None):
     """One node of `op_type` fed by TensorHolders (operators use this); registry-aware."""
-    opdef = _opdef(op_type)
+    opdef = registry.get(op_type)
     builder = inputs[0]._builder
     if opdef is None:
         node = builder._add_op(op_type, inputs, attrs=attrs)
