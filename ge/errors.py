@@ -1,29 +1,51 @@
 """Typed errors that carry an ATC error code.
 
-Lower layers raise GeError; only entry points (ge.atc, ge.runtime command lines) render it.
-The message templates live in one table, ge/atc/codes.py; a GeError carries the code and
-the template arguments, plus a ready message for codes whose text is built here.
+Lower layers raise GeError(code, params); only entry points (ge.atc, ge.runtime command lines)
+render it.  A raise site passes the code and exactly the placeholders of its template: the
+text lives in one table, ge/atc/codes.py, and `message` is read from it on demand.
 """
 from __future__ import annotations
+
+import logging
+
+__all__ = ["GeError", "GeWarning", "warn", "take_warnings"]
+
+
+def _text(code: str, params: dict) -> str:
+    from ge.atc.codes import format_message   # on demand: raising must not load ge.atc
+    return format_message(code, params)
 
 
 class GeError(Exception):
     """A user-facing failure: `code` is an ATC code (E10001, E13010, EZ3003, ...)."""
 
-    def __init__(self, code: str, args: dict | None = None, message: str | None = None):
+    def __init__(self, code: str, params: dict | None = None):
         self.code = code
-        self.params = dict(args or {})
-        self.message = message
-        super().__init__(f"{code}: {message or self.params}")
+        self.params = dict(params or {})
+        super().__init__(code, self.params)     # args rebuild the error when unpickled
+
+    @property
+    def message(self) -> str:
+        return _text(self.code, self.params)
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
 
 
 class GeWarning:
     """A W-code warning collected during a run and rendered after the result line."""
 
-    __slots__ = ("code", "params", "message")
+    __slots__ = ("code", "params")
 
-    def __init__(self, code: str, args: dict | None = None, message: str | None = None):
-        self.code, self.params, self.message = code, dict(args or {}), message
+    def __init__(self, code: str, params: dict | None = None):
+        self.code, self.params = code, dict(params or {})
+
+    @property
+    def message(self) -> str:
+        return _text(self.code, self.params)
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
 
 
 # Warnings raised below the entry point are collected here and rendered by ge.atc after the
@@ -31,10 +53,10 @@ class GeWarning:
 _collected: list[GeWarning] = []
 
 
-def warn(code: str, args: dict | None = None, message: str | None = None) -> None:
-    import logging
-    _collected.append(GeWarning(code, args, message))
-    logging.getLogger("ge").warning("%s %s", code, message or args)
+def warn(code: str, params: dict | None = None) -> None:
+    warning = GeWarning(code, params)
+    _collected.append(warning)
+    logging.getLogger("ge").warning("%s", warning)
 
 
 def take_warnings() -> list[GeWarning]:

@@ -3,14 +3,19 @@
 Each entry gives the code, its title (ATC's `errTitle`), a message template with named
 `{placeholders}`, and optional cause / solution lines.  CANN's codes keep CANN's titles and
 headline templates; the explanatory texts are our own words.  Our own codes use the prefix
-`EP` (errors) and `WP` (warnings).  Lower layers raise `ge.errors.GeError(code, args)`; only
-`ge.atc.report` turns a code into text.
+`EP` (errors) and `WP` (warnings).  Lower layers raise `ge.errors.GeError(code, params)` with
+exactly the template's placeholders as `params` (tests/test_code_sites.py checks every raise
+site); this table is the only text of a message.  Where our raise site knows more than a CANN
+headline says (the reason a model failed to load, say), the entry's `detail` holds it: the
+headline stays CANN's and the error report prints the detail as a TraceBack line.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from string import Formatter
 
-__all__ = ["Code", "CODES", "lookup", "format_message", "is_internal"]
+__all__ = ["Code", "CODES", "lookup", "placeholders", "format_parts", "format_message",
+           "is_internal"]
 
 
 @dataclass(frozen=True)
@@ -21,6 +26,7 @@ class Code:
     cause: str = ""
     solution: str = ""
     ours: bool = False          # defined by this implementation, not by CANN
+    detail: str = ""            # our text after a CANN headline, with placeholders of its own
 
 
 _SET_VALID = "Set a valid parameter value."
@@ -84,7 +90,8 @@ CODES: tuple[Code, ...] = (
          "combined with {parameter}.",
          solution="Use -1 for gear dimensions when a gear option is set."),
     Code("E10041", "Invalid_Argument_Model", "Failed to load the model from {file}.",
-         solution="Check that the file is a model of the selected kind."),
+         solution="Check that the file is a model of the selected kind.",
+         detail="Reason: {reason}."),
     Code("E10047", "Invalid_Argument", "--{parameter1} and --{parameter2} are mutually exclusive.",
          solution="Remove either of them and try again."),
     Code("E10048", "Invalid_Argument",
@@ -103,13 +110,13 @@ CODES: tuple[Code, ...] = (
     Code("E10057", "Invalid_Argument",
          "--{parameter1} and --{parameter2} can only be used together.",
          solution="Run --mode=6 with --om only."),
-    Code("E10059", "Invalid_Argument", "{stage} failed. Reason: {reason}."),
     Code("E10501", "Invalid_Argument_Model",
          "IR for Op {opname} with optype {optype} is not registered.",
          solution="Check the operator support list of this implementation."),
     # ---- CANN parser errors (E11xxx Caffe family, E16xxx ONNX) ---------------------------
     Code("E11010", "Invalid_Model", "Failed to convert Op {opname} (optype {optype}) to GE IR.",
-         solution="Check the operator's attributes and inputs in the source model."),
+         solution="Check the operator's attributes and inputs in the source model.",
+         detail="Reason: {reason}."),
     Code("E16001", "Invalid_Model_Onnx", "The model has no {type} node.",
          solution="Export the model with its graph inputs and outputs."),
     Code("E16004", "Invalid_Model_Onnx", "ONNX model has no graph.",
@@ -120,7 +127,8 @@ CODES: tuple[Code, ...] = (
          solution="Check the permissions and the free space of the target directory."),
     Code("E13010", "Invalid_Model_Operator_Not_Supported",
          "No operator plugin is registered for Op: {opname}, optype: {optype}.",
-         solution="Replace the operator, or use an opset this implementation supports."),
+         solution="Replace the operator, or use an opset this implementation supports.",
+         detail="Unsupported operators (all of them): {nodes}. {opsets}"),
     Code("E13028", "Compilation_Error_Execute_Custom_Fusion_Pass",
          "Failed to run custom fusion pass {passname}. Return code: {retcode}. "
          "Reason: {reason}.",
@@ -134,8 +142,9 @@ CODES: tuple[Code, ...] = (
          "Input path {path} is invalid. Reason: {reason}"),
     # ---- internal ----------------------------------------------------------------------
     Code("E19999", "Inner_Error", "Unknown error occurred. Please check the log.",
-         solution="Send the log file named on the screen to the maintainers."),
-    Code("EZ9999", "Inner_Error", "Internal error in op {opname} ({optype}).",
+         solution="Send the log file named on the screen to the maintainers.",
+         detail="{reason}"),
+    Code("EZ9999", "Inner_Error", "Internal error at {what}: {reason}.",
          solution="Send the log file to the maintainers."),
     Code("EZ3003", "Operator_Not_Supported",
          "No supported engine found for op {opname} ({optype}). Reason: {reason}.",
@@ -158,20 +167,21 @@ CODES: tuple[Code, ...] = (
          solution="Install the system C compiler (cc) and the libraries named in the reason.",
          ours=True),
     Code("EP0111", "Unsafe_Cache_Directory",
-         "The kernel cache directory {path} is writable by group or others.",
+         "The kernel cache directory {path} (mode {mode}) is writable by group or others; "
+         "cached kernels are native code, so it is refused.",
          solution="chmod go-w the directory, or choose another --op_compiler_cache_dir.",
          ours=True),
     Code("EP0112", "Kernel_Load_Error", "A cached or embedded kernel failed its integrity or ABI "
          "check.", solution="Recompile with --op_compiler_cache_mode=force.", ours=True),
     Code("EP0301", "Om_Write_Error", "Cannot build the OM. Reason: {reason}.", ours=True),
     Code("EP0401", "Runtime_Target_Mismatch",
-         "The OM {file} was not built for this host ({host}).",
+         "The OM {file} was not built for this host ({host}): {reason}.",
          solution="Compile the model on this kind of host with pyatc.", ours=True),
-    Code("EP0402", "Runtime_Unsupported_Op", "The runtime cannot execute op {opname} ({optype}).",
+    Code("EP0402", "Runtime_Unsupported_Op", "The runtime cannot execute {what}: {reason}.",
          ours=True),
     Code("EP0403", "Runtime_Invalid_Input", "Invalid model input: {reason}.", ours=True),
     Code("EP0404", "Runtime_Invalid_Memory_Plan",
-         "The memory plan of op {opname} is invalid: {reason}.", ours=True),
+         "The memory plan of model {file} is invalid: {reason}.", ours=True),
     Code("EP0405", "Runtime_Kernel_Failed", "Op {opname} ({optype}) failed: {reason}.",
          ours=True),
     # ---- warnings ------------------------------------------------------------------------
@@ -182,13 +192,16 @@ CODES: tuple[Code, ...] = (
          "Raw GE option {key} in level [{level}] is not supported in ATC and was ignored.",
          ours=True),
     Code("WP0010", "Unknown_Pass_Name",
-         "A pass switch names {name}, which no pass registers; closest: {closest}.", ours=True),
+         "Pass switch names unknown pass {name}; closest registered names: {closest}.",
+         ours=True),
     Code("WP0110", "Unknown_Engine_Name",
-         "Engine name {name} in ge.exec.exclude_engines is unknown and was ignored.", ours=True),
-    Code("WP0111", "Invalid_Setting", "{source}={value} is invalid; the default is used.",
+         "Engine name {name} in ge.exec.exclude_engines is unknown and was ignored; known "
+         "names (case-sensitive): {known}.", ours=True),
+    Code("WP0111", "Invalid_Setting", "{source}={value} is invalid ({allowed}); {fallback}.",
          ours=True),
     Code("WP0112", "Corrupt_Cache_Entry",
-         "Cache entry {entry} failed its check and was recompiled.", ours=True),
+         "Kernel cache entry {entry} is corrupt ({reason}); it is not used, and is recompiled "
+         "and replaced.", ours=True),
 )
 
 _BY_CODE = {entry.code: entry for entry in CODES}     # unique codes: test_matrix_codes.py
@@ -203,14 +216,29 @@ class _KeepMissing(dict):
         return "{" + key + "}"
 
 
-def format_message(code: str, params: dict | None = None, message: str | None = None) -> str:
-    """The message text of one record: a ready `message` wins over the template."""
-    if message:
-        return message
+def _fill(template: str, params: dict | None) -> str:
+    return template.format_map(_KeepMissing({k: str(v) for k, v in (params or {}).items()}))
+
+
+def placeholders(code: str) -> frozenset[str]:
+    """The parameter names a raise site of `code` must pass: the template's and the detail's."""
+    entry = lookup(code)
+    texts = (entry.template, entry.detail) if entry else ()
+    return frozenset(name for text in texts for _, name, _, _ in Formatter().parse(text) if name)
+
+
+def format_parts(code: str, params: dict | None = None) -> tuple[str, str]:
+    """(headline message, detail) of one record; the detail is "" when the code has none."""
     entry = lookup(code)
     if entry is None:
-        return " ".join(f"{k}={v}" for k, v in (params or {}).items())
-    return entry.template.format_map(_KeepMissing({k: str(v) for k, v in (params or {}).items()}))
+        return " ".join(f"{k}={v}" for k, v in (params or {}).items()), ""
+    return _fill(entry.template, params), _fill(entry.detail, params).strip()
+
+
+def format_message(code: str, params: dict | None = None) -> str:
+    """The whole message of one record on one line (headline, then the detail if any)."""
+    headline, detail = format_parts(code, params)
+    return f"{headline} {detail}" if detail else headline
 
 
 def is_internal(code: str) -> bool:

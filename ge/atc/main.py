@@ -50,9 +50,8 @@ def _internal_fault(log: ErrorLog, logs: LogSetup | None) -> None:
     text = traceback.format_exc()
     logs = logs or LogSetup(default_log_path(os.environ), "null")
     where = logs.write_fault(text)
-    log.add("E19999")
-    if where:
-        log.add("E19999", message=f"The traceback is in the log file {where}.")
+    log.add("E19999", {"reason": f"The traceback is in the log file {where}." if where else
+                       "The traceback could not be written to the log file."})
 
 
 def _run_checks_and_mode(state: RunState) -> None:

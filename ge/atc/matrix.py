@@ -54,9 +54,10 @@ def flag_matrix() -> str:
 
 
 def code_table(ours_only: bool = False) -> str:
-    head = "| Code | Title | Message template | Ours |\n|---|---|---|---|"
-    rows = [f"| `{c.code}` | {c.title} | {_cell(c.template)} | {'yes' if c.ours else ''} |"
-            for c in CODES if c.ours or not ours_only]
+    head = ("| Code | Title | Message template | Detail (TraceBack line) | Ours |\n"
+            "|---|---|---|---|---|")
+    rows = [f"| `{c.code}` | {c.title} | {_cell(c.template)} | {_cell(c.detail)} | "
+            f"{'yes' if c.ours else ''} |" for c in CODES if c.ours or not ours_only]
     return head + "\n" + "\n".join(rows)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ge.errors import GeError, GeWarning
 
-from .codes import format_message, is_internal, lookup
+from .codes import format_message, format_parts, is_internal, lookup
 
 __all__ = ["START_LINE", "DOTS_LINE", "SUCCESS_LINE", "failure_line", "Record", "ErrorLog",
            "render_errors", "render_warnings", "out", "err", "progress", "clear_progress"]
@@ -94,6 +94,12 @@ class Record:
     message: str
     when: str
     pid: int
+    detail: str = ""        # the code's detail text, printed as a TraceBack line
+
+    @property
+    def lines(self) -> list[str]:
+        """This record's lines inside the report (8-space indent)."""
+        return [f"        {text}" for text in (self.message, self.detail) if text]
 
     @property
     def headline(self) -> str:
@@ -108,14 +114,14 @@ class ErrorLog:
     def __init__(self) -> None:
         self.records: list[Record] = []
 
-    def add(self, code: str, params: dict | None = None, message: str | None = None) -> None:
-        text = format_message(code, params, message)
-        if any(r.code == code and r.message == text for r in self.records):
+    def add(self, code: str, params: dict | None = None) -> None:
+        text, detail = format_parts(code, params)
+        if any((r.code, r.message, r.detail) == (code, text, detail) for r in self.records):
             return
-        self.records.append(Record(code, text, timestamp(), os.getpid()))
+        self.records.append(Record(code, text, timestamp(), os.getpid(), detail))
 
     def add_error(self, error: GeError) -> None:
-        self.add(error.code, error.params, error.message)
+        self.add(error.code, error.params)
 
     def __bool__(self) -> bool:
         return bool(self.records)
@@ -138,13 +144,15 @@ def render_errors(log: ErrorLog) -> list[str]:
     headline = next((r for r in records if not is_internal(r.code)), None)
     if headline is None:
         lines = [f"{records[0].code}: Internal error!"]
-        lines += [f"        {r.message}" for r in records]
+        lines += [line for r in records for line in r.lines]
         return lines + [""]
     lines = [headline.headline] + _follow_ups(headline.code)
-    rest = [r for r in records if r is not headline]
+    # the headline's own detail comes first: the why of the headline, then earlier records
+    rest = [f"        {headline.detail}"] if headline.detail else []
+    rest += [line for r in records if r is not headline for line in r.lines]
     if rest:
         lines.append("TraceBack (most recent call last):")
-        lines += [f"        {r.message}" for r in rest]
+        lines += rest
     return lines + [""]
 
 
@@ -153,7 +161,7 @@ def render_warnings(warnings: list[GeWarning]) -> list[str]:
     lines = []
     seen = set()
     for w in warnings:
-        text = format_message(w.code, w.params, w.message)
+        text = format_message(w.code, w.params)
         if (w.code, text) in seen:
             continue
         seen.add((w.code, text))

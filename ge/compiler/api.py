@@ -30,8 +30,8 @@ def load_model_file(model_path: str, framework: int, options: dict,
         from ge.graph.serialize import load_air
         graph = load_air(model_path)
     else:
-        raise GeError("EP0002", {"feature": f"--framework={framework}"},
-                      message=f"--framework={framework} is not supported by this implementation.")
+        raise GeError("EP0002", {"feature": f"--framework={framework}", "reason":
+                                 "this implementation reads ONNX (5) and AIR (1) models"})
     return graph
 
 
@@ -109,8 +109,8 @@ def model_to_json(model_path: str, framework: int) -> str:
     if framework == 1:
         from ge.om import air_to_json
         return air_to_json(model_path)
-    raise GeError("EP0002", {"feature": f"--framework={framework}"},
-                  message=f"--framework={framework} is not supported by this implementation.")
+    raise GeError("EP0002", {"feature": f"--framework={framework}", "reason":
+                             "this implementation reads ONNX (5) and AIR (1) models"})
 
 
 def inferred_graph_to_json(model_path: str, framework: int, options: dict) -> str:

@@ -80,9 +80,7 @@ def excluded_engines(options: Mapping[str, str]) -> set:
             continue
         engine = EXCLUDE_TOKENS.get(token)
         if engine is None:
-            warn(WARN_UNKNOWN_ENGINE, {"name": token, "known": ", ".join(EXCLUDE_TOKENS)},
-                 f"Engine name {token} in {OPT_EXCLUDE} is unknown and was ignored; known "
-                 f"names (case-sensitive): {', '.join(EXCLUDE_TOKENS)}.")
+            warn(WARN_UNKNOWN_ENGINE, {"name": token, "known": ", ".join(EXCLUDE_TOKENS)})
             continue
         out.add(engine)
     out.add(AICORE if (options.get(OPT_ENGINE_TYPE) or "").strip() == "VectorCore" else VECTOR)
@@ -135,8 +133,7 @@ def _choose(node, excluded: set, exclude_text: str) -> Engine:
             why += f"; compiled kernel refused: {reason}"
     else:
         why = reason or "no engine supports it"
-    raise GeError("EZ3003", {"opname": node.name, "optype": node.type, "reason": why},
-                  f"No supported engine found for op {node.name} ({node.type}). Reason: {why}.")
+    raise GeError("EZ3003", {"opname": node.name, "optype": node.type, "reason": why})
 
 
 def place_engines(graph, options: Mapping[str, str]) -> None:

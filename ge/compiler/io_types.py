@@ -33,9 +33,8 @@ def parse_output_type(value: str) -> tuple:
 
 def _type(name: str) -> DataType:
     if name in REFUSED_TYPES:
-        raise GeError("EP0002", {"feature": f"--output_type={name}"},
-                      message=f"--output_type {name} is not supported by this implementation "
-                      "(the host target has no such data type).")
+        raise GeError("EP0002", {"feature": f"--output_type={name}",
+                                 "reason": "the host target has no such data type"})
     if name not in OUTPUT_TYPES:
         raise GeError("E10001", {"parameter": "--output_type", "value": name,
                                  "reason": "The value must be FP32, FP16, UINT8 or INT8."})

@@ -44,9 +44,8 @@ def _check_onnx(model_path: str) -> tuple[str, list]:
 
 def run_precheck(model_path: str, framework: int, options: dict) -> dict:
     if framework != 5:
-        raise GeError("EP0002", {"feature": f"--mode=3 with --framework={framework}"},
-                      message=f"Pre-check of --framework={framework} models is not supported "
-                              "by this implementation.")
+        raise GeError("EP0002", {"feature": f"--mode=3 with --framework={framework}",
+                                 "reason": "the pre-check reads ONNX (5) models only"})
     name, ops = _check_onnx(model_path)
     failed = sum(1 for op in ops if op["result"] == "failed")
     return {"name": name, "result": "failed" if failed else "success", "total": len(ops),

@@ -63,11 +63,8 @@ _BEYOND_4G = {PartitionType.WEIGHTS_DATA, PartitionType.TBE_KERNELS,
 
 
 def om_error(source: str, reason: str, offset: int | None = None) -> GeError:
-    params = {"file": source, "reason": reason}
-    if offset is not None:
-        params["offset"] = offset
-        params["reason"] = f"{reason} (at byte {offset})"
-    return GeError("E10041", params)
+    where = "" if offset is None else f" (at byte {offset})"
+    return GeError("E10041", {"file": source, "reason": reason + where})
 
 
 # -- header --------------------------------------------------------------------------------

@@ -130,8 +130,7 @@ def _model_def_of(content: OmContent):
         model_def.CopyFrom(content.model_def)
         return model_def
     if content.graph is None:
-        raise GeError("EP0301", {"reason": "OmContent needs a graph or a model_def"},
-                      "Cannot build the OM: OmContent needs a graph or a model_def.")
+        raise GeError("EP0301", {"reason": "OmContent needs a graph or a model_def"})
     return ser.graph_to_model_def(content.graph, op_hook=content.op_hook)
 
 
@@ -198,8 +197,7 @@ def build_om_parts(content: OmContent) -> list:
         if len(data) > 0xFFFFFFFF and ptype not in (PartitionType.WEIGHTS_DATA,
                                                     PartitionType.TBE_KERNELS,
                                                     PartitionType.CUST_AICPU_KERNELS):
-            raise GeError("EP0301", {"reason": f"{ptype.name} exceeds 4 GiB"},
-                          f"Cannot build the OM: partition {ptype.name} exceeds 4 GiB.")
+            raise GeError("EP0301", {"reason": f"{ptype.name} exceeds 4 GiB"})
     header = OmHeader(
         name=fixed_str(model_def.name, 32),
         platform_version=fixed_str(ser.PLATFORM_VERSION, 20),

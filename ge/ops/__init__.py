@@ -37,17 +37,17 @@ def slot_ports(opdef: OpDef, n: int, *, outputs: bool = False) -> list:
     dyn = [i for i, p in enumerate(ports) if p.kind == "dynamic"]
     if not dyn:
         if n > len(ports):
-            raise GeError("EZ9999", {"optype": opdef.type},
-                          message=f"Op type {opdef.type} has {len(ports)} "
-                                  f"{'outputs' if outputs else 'inputs'}, not {n}")
+            raise GeError("EZ9999", {"what": f"op type {opdef.type}", "reason": f"it has "
+                                     f"{len(ports)} {'outputs' if outputs else 'inputs'}, "
+                                     f"not {n}"})
         return [(p, None) for p in ports[:n]]
     d = dyn[0]
     before, after = ports[:d], ports[d + 1:]
     count = n - len(before) - len(after)
     if count < 0:
-        raise GeError("EZ9999", {"optype": opdef.type},
-                      message=f"Op type {opdef.type} needs at least {len(before) + len(after)} "
-                              f"{'outputs' if outputs else 'inputs'}, got {n}")
+        raise GeError("EZ9999", {"what": f"op type {opdef.type}", "reason": f"it needs at "
+                                 f"least {len(before) + len(after)} "
+                                 f"{'outputs' if outputs else 'inputs'}, got {n}"})
     return ([(p, None) for p in before] + [(ports[d], k) for k in range(count)]
             + [(p, None) for p in after])
 
@@ -82,9 +82,8 @@ def resolved_attrs(opdef: OpDef, node) -> dict:
         if node.has_attr(spec.name):
             out[spec.name] = node.attr(spec.name)
         elif spec.required:
-            raise GeError("EZ9999", {"opname": node.name, "optype": opdef.type},
-                          message=f"Op {node.name} ({opdef.type}) is missing required "
-                                  f"attribute {spec.name}")
+            raise GeError("EZ9999", {"what": f"op {node.name} ({opdef.type})",
+                                     "reason": f"required attribute {spec.name} is missing"})
         else:
             default = spec.default
             out[spec.name] = list(default) if isinstance(default, list) else default
@@ -144,9 +143,8 @@ def _infer_from_subgraphs(node, opdef: OpDef) -> list:
             descs.append(None if edge is None else edge[0].out_desc(edge[1]))
         branch_outs.append(descs)
     if not branch_outs:
-        raise GeError("EZ9999", {"opname": node.name, "optype": node.type},
-                      message=f"Shape inference failed for op {node.name} ({node.type}): "
-                              f"no subgraph with a NetOutput is attached")
+        raise GeError("EZ9999", {"what": f"op {node.name} ({node.type})", "reason": "shape "
+                                 "inference failed: no subgraph with a NetOutput is attached"})
     results = []
     for k in range(node.num_outputs):
         cands = [b[k] for b in branch_outs if k < len(b) and b[k] is not None]
@@ -172,15 +170,15 @@ def infer_node(node, const_values: Optional[Mapping] = None) -> list:
     opdef = lookup(node.type)
     if opdef.infer is None:
         if not opdef.subgraphs:
-            raise GeError("EZ9999", {"opname": node.name, "optype": node.type},
-                          message=f"Op {node.name} ({node.type}) has no shape inference")
+            raise GeError("EZ9999", {"what": f"op {node.name} ({node.type})",
+                                     "reason": "it has no shape inference"})
         results = _infer_from_subgraphs(node, opdef)
     else:
         results = opdef.infer(infer_ctx(node, const_values, opdef))
     if len(results) != node.num_outputs:
-        raise GeError("EZ9999", {"opname": node.name, "optype": node.type},
-                      message=f"Shape inference failed for op {node.name} ({node.type}): "
-                              f"{len(results)} outputs inferred, node has {node.num_outputs}")
+        raise GeError("EZ9999", {"what": f"op {node.name} ({node.type})", "reason": f"shape "
+                                 f"inference failed: {len(results)} outputs inferred, node has "
+                                 f"{node.num_outputs}"})
     for i, (shape, dtype) in enumerate(results):
         dims = UNKNOWN_RANK if shape is None else [int(d) for d in shape]
         desc = node.out_desc(i)

@@ -28,9 +28,8 @@ PARENT_INDEX_ATTR = "_parent_node_index"
 
 
 def _error(node, reason: str) -> GeError:
-    return GeError("EZ9999", {"opname": node.name, "optype": node.type},
-                   message=f"Reference execution failed at op {node.name} ({node.type}): "
-                           f"{reason}")
+    return GeError("EZ9999", {"what": f"op {node.name} ({node.type})",
+                              "reason": f"reference execution failed: {reason}"})
 
 
 def _feed_for(feeds, node):

@@ -79,6 +79,11 @@ class OpDef:
     resolve: Optional[Resolve] = None
     subgraphs: tuple = ()   # IR subgraph names, e.g. ("then_branch", "else_branch")
     role: Role = Role.COMPUTE
+    # The C kernel generator that compiles the op for the AIcore/Vector engines ("" = none: it
+    # runs on AiCpu with `kernel`); ge.compiler.opcompile.generators renders it by this name.
+    kernel_gen: str = ""
+    # Input slots whose constant values the generated kernel is specialised on (-1 = last).
+    kernel_consts: tuple = ()
     # The output only repeats input values (Expand, Tile): folding it may blow up the weights.
     replicates: bool = False
     doc: str = ""
@@ -124,8 +129,8 @@ def lookup(op_type: str) -> OpDef:
         from ge.errors import GeError
         close = difflib.get_close_matches(op_type, list(REGISTRY), n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise GeError("EZ9999", {"optype": op_type},
-                      message=f"Op type {op_type} is not registered in ge.ops{hint}")
+        raise GeError("EZ9999", {"what": f"op type {op_type}",
+                                 "reason": f"it is not registered in ge.ops{hint}"})
     return opdef
 
 

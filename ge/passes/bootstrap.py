@@ -200,10 +200,8 @@ def _validate_descriptors() -> None:
         if problem:
             module = sys.modules.get(d.module_name)
             where = getattr(module, "__file__", None) or d.module_name
-            raise GeError(PASS_LOAD_ERROR, {"passlibname": where,
-                                            "reason": f"{d.class_name}: {problem}"},
-                          f"Failed to load custom fusion pass lib {where}. Reason: "
-                          f"{d.class_name} ({d.pass_name!r}): {problem}.")
+            raise GeError(PASS_LOAD_ERROR, {"passlibname": where, "reason":
+                                            f"{d.class_name} ({d.pass_name!r}): {problem}"})
 
 
 def ensure_plugins_loaded() -> list:
@@ -220,9 +218,8 @@ def ensure_plugins_loaded() -> list:
                 where = getattr(exc, _FILE_ATTR, None) or os.environ.get(ENV_PY_PASS_PATH, "")
                 reason = f"{type(exc).__name__}: {exc}"
                 _log.error("Load python pass descriptors failed: %s", reason)
-                raise GeError(PASS_LOAD_ERROR, {"passlibname": where, "reason": reason},
-                              f"Failed to load custom fusion pass lib {where}. "
-                              f"Reason: {reason}.") from exc
+                raise GeError(PASS_LOAD_ERROR, {"passlibname": where,
+                                                "reason": reason}) from exc
             _validate_descriptors()
             _done = True
         return _descriptors()

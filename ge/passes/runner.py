@@ -99,10 +99,8 @@ def _fail(desc: PassDescriptor, stage: PassStage, graph: Graph, exc: PassFailure
     reason = context.get_error_message() or exc.reason
     where = _where(desc, exc.tb, exc.hook)
     full = f"{reason} (pass {desc.pass_name} at {where}, stage {stage.value}, graph {graph.name})"
-    message = (f"Failed to run custom fusion pass {desc.pass_name}. Return code: {exc.retcode}. "
-               f"Reason: {full}.")
     return GeError(PASS_RUN_ERROR, {"passname": desc.pass_name, "retcode": str(exc.retcode),
-                                    "reason": full}, message)
+                                    "reason": full})
 
 
 # -- switches ---------------------------------------------------------------------------------
@@ -113,9 +111,7 @@ def _check_unknown_names(switches: PassSwitches, report: FusionReport) -> None:
             continue
         report.warned.add(("unknown", name))
         close = difflib.get_close_matches(name, registered, n=3, cutoff=0.6)
-        hint = f"; closest registered names: {', '.join(close)}" if close else ""
-        warn(UNKNOWN_PASS_WARNING, {"pass": name},
-             f"Pass switch names unknown pass {name}{hint}.")
+        warn(UNKNOWN_PASS_WARNING, {"name": name, "closest": ", ".join(close) or "none"})
 
 
 # -- instances --------------------------------------------------------------------------------

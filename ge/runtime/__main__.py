@@ -12,7 +12,9 @@ import time
 
 from ._args import Opt, help_text, parse
 from ._cli import EXIT_OK, guarded
-from ._errors import BAD_INPUT, error
+from ge.errors import GeError
+
+from ._errors import BAD_INPUT
 
 OPTIONS = (
     Opt("model", "the OM file to run", required=True),
@@ -35,17 +37,17 @@ def main(argv: list) -> int:
     import numpy as np
     fmt = args["outfmt"].upper()
     if fmt not in OUTPUT_FORMATS:
-        raise error("E10001", f"Value {args['outfmt']} for --outfmt is invalid; allowed: "
-                              f"{', '.join(OUTPUT_FORMATS)}.", parameter="outfmt")
+        raise GeError("E10001", {"value": args["outfmt"], "parameter": "--outfmt",
+                                 "reason": f"allowed: {', '.join(OUTPUT_FORMATS)}"})
     if not 1 <= args["loop"] <= 1_000_000:
-        raise error("E10001", "Value for --loop must be between 1 and 1000000.",
-                    parameter="loop")
+        raise GeError("E10001", {"value": args["loop"], "parameter": "--loop",
+                                 "reason": "it must be between 1 and 1000000"})
     model = load(args["model"])
     files = [f for f in (args["input"] or "").split(",") if f]
     if files and len(files) != len(model.inputs):
-        raise error(BAD_INPUT, f"The model has {len(model.inputs)} input(s) "
-                               f"({', '.join(s.name for s in model.inputs)}); {len(files)} "
-                               f"file(s) given.", expected=len(model.inputs))
+        raise GeError(BAD_INPUT, {"reason": f"the model has {len(model.inputs)} input(s) "
+                                            f"({', '.join(s.name for s in model.inputs)}); "
+                                            f"{len(files)} file(s) given"})
     if files:
         inputs = [read_input(path, spec) for path, spec in zip(files, model.inputs)]
     else:

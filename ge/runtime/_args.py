@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._errors import error
+from ge.errors import GeError
 
-__all__ = ["Opt", "parse", "help_text", "BAD_ARGUMENT"]
-
-BAD_ARGUMENT = "E10001"
+__all__ = ["Opt", "parse", "help_text"]
 
 
 @dataclass(frozen=True)
@@ -31,33 +29,34 @@ def parse(argv: list, table: tuple) -> dict:
     while i < len(argv):
         arg = argv[i]
         if not arg.startswith("--") or arg == "--":
-            raise error(BAD_ARGUMENT, f"Unexpected argument {arg!r}; options are written "
-                                      f"--name value.", parameter=arg)
+            raise GeError("E10001", {"value": arg, "parameter": "(positional)",
+                                     "reason": "options are written --name value"})
         name, eq, value = arg[2:].partition("=")
         opt = opts.get(name)
         if opt is None:
             import difflib
             close = difflib.get_close_matches(name, list(opts), n=1)
             hint = f" Did you mean --{close[0]}?" if close else ""
-            raise error(BAD_ARGUMENT, f"Unknown option --{name}.{hint}", parameter=name)
+            raise GeError("E10001", {"value": f"--{name}", "parameter": "(option name)",
+                                     "reason": f"there is no such option.{hint}"})
         if opt.kind is bool:
             out[name] = True if not eq else value.lower() in ("1", "true", "yes", "on")
             i += 1
             continue
         if not eq:
             if i + 1 >= len(argv):
-                raise error(BAD_ARGUMENT, f"Option --{name} needs a value.", parameter=name)
+                raise GeError("E10004", {"parameter": name})
             value = argv[i + 1]
             i += 1
         i += 1
         try:
             out[name] = opt.kind(value)
         except ValueError:
-            raise error(BAD_ARGUMENT, f"Value {value!r} for --{name} is not a valid "
-                                      f"{opt.kind.__name__}.", parameter=name) from None
+            raise GeError("E10001", {"value": value, "parameter": f"--{name}",
+                                     "reason": f"it is not a valid {opt.kind.__name__}"}) from None
     for o in table:
         if o.required and out[o.name] in (None, ""):
-            raise error(BAD_ARGUMENT, f"--{o.name} is required.", parameter=o.name)
+            raise GeError("E10004", {"parameter": o.name})
     return out
 
 

@@ -13,14 +13,8 @@ log = logging.getLogger("ge.runtime")
 
 
 def render_error(e: GeError) -> str:
-    """One line: the code, the message (or the code's template filled in), the reason."""
-    text = e.message
-    if not text:
-        from ge.atc.codes import format_message
-        text = format_message(e.code, e.params)
-        if e.params.get("reason") and str(e.params["reason"]) not in text:
-            text = f"{text} Reason: {e.params['reason']}."
-    return f"[ERROR] {e.code}: {text}"
+    """One line: the code and its message from the code table."""
+    return f"[ERROR] {e.code}: {e.message}"
 
 
 def guarded(main, argv) -> int:

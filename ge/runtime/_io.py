@@ -12,9 +12,10 @@ import os
 
 import numpy as np
 
+from ge.errors import GeError
 from ge.fsutil import publish
 
-from ._errors import BAD_INPUT, FILE_OPEN, error
+from ._errors import BAD_INPUT, FILE_OPEN
 from ._plan import TensorSpec
 
 __all__ = ["read_input", "write_outputs", "OUTPUT_FORMATS"]
@@ -25,18 +26,18 @@ OUTPUT_FORMATS = ("NPY", "BIN", "TXT")
 def read_input(path: str, spec: TensorSpec) -> np.ndarray:
     if not os.path.isfile(path):
         reason = "it is a directory" if os.path.isdir(path) else "no such file"
-        raise error(FILE_OPEN, f"Failed to open file {path}. Reason: {reason}.", file=path)
+        raise GeError(FILE_OPEN, {"file": path, "reason": reason})
     size = os.path.getsize(path)
     if path.lower().endswith(".npy"):
         return _read_npy(path, spec)
     if size != spec.nbytes:
-        raise error(BAD_INPUT, f"Input file {path} has {size} bytes; input {spec.name} "
-                               f"({list(spec.shape)}, {spec.dtype}) needs {spec.nbytes}.",
-                    file=path, input=spec.name)
+        raise GeError(BAD_INPUT, {"reason": f"input file {path} has {size} bytes; input "
+                                            f"{spec.name} ({list(spec.shape)}, {spec.dtype}) "
+                                            f"needs {spec.nbytes}"})
     try:
         data = np.fromfile(path, dtype=spec.dtype, count=int(np.prod(spec.shape)))
     except OSError as e:
-        raise error(FILE_OPEN, f"Failed to open file {path}. Reason: {e}.", file=path) from None
+        raise GeError(FILE_OPEN, {"file": path, "reason": str(e)}) from None
     return data.reshape(spec.shape)
 
 
@@ -44,14 +45,14 @@ def _read_npy(path: str, spec: TensorSpec) -> np.ndarray:
     try:
         arr = np.load(path, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError, EOFError) as e:
-        raise error(BAD_INPUT, f"Input file {path} is not a valid .npy file: {e}",
-                    file=path, input=spec.name) from None
+        raise GeError(BAD_INPUT, {"reason": f"input file {path} is not a valid .npy file: "
+                                            f"{e}"}) from None
     if not isinstance(arr, np.ndarray):
-        raise error(BAD_INPUT, f"Input file {path} holds no array.", file=path)
+        raise GeError(BAD_INPUT, {"reason": f"input file {path} holds no array"})
     if arr.dtype != spec.dtype or tuple(arr.shape) != tuple(spec.shape):
-        raise error(BAD_INPUT, f"Input file {path} holds {arr.dtype} {list(arr.shape)}; input "
-                               f"{spec.name} must be {spec.dtype} {list(spec.shape)}.",
-                    file=path, input=spec.name)
+        raise GeError(BAD_INPUT, {"reason": f"input file {path} holds {arr.dtype} "
+                                            f"{list(arr.shape)}; input {spec.name} must be "
+                                            f"{spec.dtype} {list(spec.shape)}"})
     return np.array(arr)
 
 
@@ -60,8 +61,8 @@ def write_outputs(directory: str, outputs: list, fmt: str = "NPY") -> list:
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError as e:
-        raise error(FILE_OPEN, f"Failed to create output directory {directory}. Reason: "
-                               f"{e.strerror}.", file=directory) from None
+        raise GeError("E13004", {"file": directory, "reason": f"cannot create the "
+                                 f"directory: {e.strerror}"}) from None
     paths = []
     for i, value in enumerate(outputs):
         path = os.path.join(directory, f"output_{i}.{fmt.lower()}")
@@ -75,7 +76,6 @@ def write_outputs(directory: str, outputs: list, fmt: str = "NPY") -> list:
         try:
             publish(path, buffer.getbuffer(), mode=0o644)
         except OSError as e:
-            raise error(FILE_OPEN, f"Failed to write file {path}. Reason: {e.strerror}.",
-                        file=path) from None
+            raise GeError("E13004", {"file": path, "reason": e.strerror}) from None
         paths.append(path)
     return paths

@@ -17,9 +17,11 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ge.errors import GeError
 from ge.graph.types import DataType, to_numpy_dtype
 from ge.ops import Role, role_of
-from ._errors import BAD_PLAN, TARGET_MISMATCH, UNSUPPORTED_OP, error
+
+from ._errors import BAD_PLAN, TARGET_MISMATCH, UNSUPPORTED_OP
 
 __all__ = ["TensorSpec", "Step", "GraphPlan", "Plan", "build_plan", "check_target",
            "ALIGN", "MAX_ARENA_BYTES"]
@@ -113,17 +115,17 @@ def check_target(om, source: str) -> None:
     want = f"host-{os_name}-{cpu}"
     got = om.model_attr(TARGET_ATTR)
     if got is None:
-        raise error(TARGET_MISMATCH, f"Model {source} has no host target attribute "
-                                     f"({TARGET_ATTR}); it was not built for a host CPU and "
-                                     f"cannot run here (host is {want}).", file=source)
+        raise GeError(TARGET_MISMATCH, {"file": source, "host": want, "reason":
+                                        f"it has no host target attribute ({TARGET_ATTR}): it "
+                                        f"was not built for a host CPU"})
     if got != want:
-        raise error(TARGET_MISMATCH, f"Model {source} was built for {got}; this host is "
-                                     f"{want}.", file=source, target=got, host=want)
+        raise GeError(TARGET_MISMATCH, {"file": source, "host": want,
+                                        "reason": f"it was built for {got}"})
     env_os, env_cpu = om.model_attr("host_env_os"), om.model_attr("host_env_cpu")
     if (env_os not in (None, os_name)) or (env_cpu not in (None, cpu)):
-        raise error(TARGET_MISMATCH, f"Model {source} was built for host_env_os={env_os}, "
-                                     f"host_env_cpu={env_cpu}; this host is {os_name} {cpu}.",
-                    file=source)
+        raise GeError(TARGET_MISMATCH, {"file": source, "host": f"{os_name} {cpu}", "reason":
+                                        f"it was built for host_env_os={env_os}, "
+                                        f"host_env_cpu={env_cpu}"})
 
 
 class _Spaces:
@@ -137,8 +139,9 @@ class _Spaces:
         if om.task_def is not None and om.task_def.memory_size and not size:
             size = int(om.task_def.memory_size)
         if size < 0 or size > MAX_ARENA_BYTES:
-            raise error(BAD_PLAN, f"Model {source} asks for {size} bytes of feature-map memory; "
-                                  f"the limit on this host is {MAX_ARENA_BYTES}.", file=source)
+            raise GeError(BAD_PLAN, {"file": source, "reason": f"it asks for {size} bytes of "
+                                     f"feature-map memory; the limit on this host is "
+                                     f"{MAX_ARENA_BYTES}"})
         self.memory_size = size
         self.arena = _aligned_zeros(size)
         raw = om.weights or b""
@@ -150,14 +153,15 @@ class _Spaces:
         shape = tuple(int(d) for d in td.shape.dim)
         dtype = _np_dtype(td.dtype, what, self.source)
         if any(d < 0 for d in shape):
-            raise error(BAD_PLAN, f"{what} has a dynamic or negative shape {list(shape)}; this "
-                                  f"runtime executes static shapes only.", file=self.source)
+            raise GeError(BAD_PLAN, {"file": self.source, "reason": f"{what} has a dynamic or "
+                                     f"negative shape {list(shape)}; this runtime executes "
+                                     f"static shapes only"})
         nbytes = dtype.itemsize
         for d in shape:
             nbytes *= d
             if nbytes > (1 << 48):
-                raise error(BAD_PLAN, f"{what} shape {list(shape)} is impossibly large.",
-                            file=self.source)
+                raise GeError(BAD_PLAN, {"file": self.source, "reason":
+                                         f"{what} shape {list(shape)} is impossibly large"})
         if nbytes == 0:
             return np.empty(shape, dtype)      # an empty tensor needs no memory
         if self.base <= addr and addr + nbytes <= self.base + self.memory_size:
@@ -167,8 +171,8 @@ class _Spaces:
             buf, off = self.weights, addr - self.wbase
         else:
             space = "feature-map" if writable else "feature-map or weights"
-            raise error(BAD_PLAN, f"{what} at address {addr} ({nbytes} bytes) lies outside the "
-                                  f"model's {space} memory.", file=self.source)
+            raise GeError(BAD_PLAN, {"file": self.source, "reason": f"{what} at address {addr} "
+                                     f"({nbytes} bytes) lies outside the model's {space} memory"})
         return buf[off:off + nbytes].view(dtype).reshape(shape)
 
 
@@ -196,8 +200,8 @@ def _np_dtype(proto_dtype: int, what: str, source: str) -> np.dtype:
     except (TypeError, ValueError):
         dtype = None
     if dtype is None or dtype == np.object_:
-        raise error(UNSUPPORTED_OP, f"{what} has data type {dt.name}, which has no host "
-                                    f"buffer representation.", file=source)
+        raise GeError(UNSUPPORTED_OP, {"what": f"{what} of {source}", "reason": f"data type "
+                                       f"{dt.name} has no host buffer representation"})
     return dtype
 
 
@@ -215,7 +219,8 @@ def _graph_plan(gd, spaces: _Spaces, tasks: dict, graph_index: int, source: str,
             continue
         if op.type == "Data":
             if len(op.output_i) < 1 or len(op.output_desc) < 1:
-                raise error(BAD_PLAN, f"Data {op.name} has no output address.", file=source)
+                raise GeError(BAD_PLAN, {"file": source,
+                                         "reason": f"Data {op.name} has no output address"})
             view = spaces.view(op.output_i[0], op.output_desc[0], f"input {op.name}", True)
             spec = TensorSpec(op.name, view.shape, view.dtype, int(_attr(op, "index", 0)))
             plan.data.append((spec, view, _attr(op, ATTR_PARENT_INDEX)))
@@ -224,8 +229,8 @@ def _graph_plan(gd, spaces: _Spaces, tasks: dict, graph_index: int, source: str,
         if op.type == "NetOutput":
             for k, v in enumerate(inputs):
                 if v is None:
-                    raise error(BAD_PLAN, f"Graph output {k} of {gd.name} has no address.",
-                                file=source)
+                    raise GeError(BAD_PLAN, {"file": source, "reason":
+                                             f"graph output {k} of {gd.name} has no address"})
                 name = op.input_desc[k].name or (out_names[k] if k < len(out_names) else "")
                 name = name or f"output_{k}"
                 parent = None
@@ -236,14 +241,16 @@ def _graph_plan(gd, spaces: _Spaces, tasks: dict, graph_index: int, source: str,
         outputs = []
         for k, addr in enumerate(op.output_i):
             if k >= len(op.output_desc):
-                raise error(BAD_PLAN, f"Output {k} of {what} has no description.", file=source)
+                raise GeError(BAD_PLAN, {"file": source,
+                                         "reason": f"output {k} of {what} has no description"})
             if addr < 0:
-                raise error(BAD_PLAN, f"Output {k} of {what} has no feature-map address.",
-                            file=source)
+                raise GeError(BAD_PLAN, {"file": source, "reason":
+                                         f"output {k} of {what} has no feature-map address"})
             outputs.append(spaces.view(addr, op.output_desc[k], f"output {k} of {what}", True))
         if len(outputs) != len(op.output_desc):
-            raise error(BAD_PLAN, f"{what} has {len(op.output_desc)} outputs but "
-                                  f"{len(op.output_i)} output addresses.", file=source)
+            raise GeError(BAD_PLAN, {"file": source, "reason": f"{what} has "
+                                     f"{len(op.output_desc)} outputs but {len(op.output_i)} "
+                                     f"output addresses"})
         task = tasks.get((graph_index, op.id))
         kernel_name = ""
         if task is not None and task.kernel.context.kernel_type == KERNEL_TYPE_TE:
@@ -275,15 +282,15 @@ def _bind_inputs(op, spaces: _Spaces, what: str, source: str) -> list:
             inputs.append(None)
             continue
         if k >= len(op.input_desc):
-            raise error(BAD_PLAN, f"Input {k} of {what} has an address but no description.",
-                        file=source)
+            raise GeError(BAD_PLAN, {"file": source, "reason":
+                                     f"input {k} of {what} has an address but no description"})
         inputs.append(spaces.view(addr, op.input_desc[k], f"input {k} of {what}", False))
     return inputs
 
 
 def build_plan(om, source: str) -> Plan:
     if not om.model_def.graph:
-        raise error(BAD_PLAN, f"Model {source} has no graph.", file=source)
+        raise GeError(BAD_PLAN, {"file": source, "reason": "it has no graph"})
     spaces = _Spaces(om, source)
     tasks = {}
     if om.task_def is not None:
@@ -313,7 +320,8 @@ def _attach_subgraphs(model_def, graphs: dict, source: str) -> None:
                 continue
             for k, inst in enumerate(op.subgraph_name):
                 if inst not in graphs:
-                    raise error(BAD_PLAN, f"Op {op.name} ({op.type}) names subgraph {inst}, "
-                                          f"which the model does not contain.", file=source)
+                    raise GeError(BAD_PLAN, {"file": source, "reason": f"op {op.name} "
+                                             f"({op.type}) names subgraph {inst}, which the "
+                                             f"model does not contain"})
                 ir = ir_names[k] if k < len(ir_names) else f"subgraph_{k}"
                 step.subgraphs[ir] = graphs[inst]

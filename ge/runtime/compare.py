@@ -23,7 +23,9 @@ from typing import Optional
 
 import numpy as np
 
-from ._errors import BAD_INPUT, error
+from ge.errors import GeError
+
+from ._errors import BAD_INPUT, INVALID_OM
 
 __all__ = ["TensorDiff", "Comparison", "diff", "random_inputs", "compare_model",
            "run_onnxruntime", "main"]
@@ -105,8 +107,9 @@ def random_inputs(specs, seed: int = 0) -> list:
         elif dtype.kind == "b":
             out.append(rng.integers(0, 2, spec.shape).astype(bool))
         else:
-            raise error(BAD_INPUT, f"Cannot make a random value for input {spec.name} of "
-                                   f"dtype {dtype}; give it with --input.", input=spec.name)
+            raise GeError(BAD_INPUT, {"reason": f"cannot make a random value for input "
+                                                f"{spec.name} of dtype {dtype}; give it with "
+                                                f"--input"})
     return out
 
 
@@ -117,8 +120,7 @@ def _load_onnx(model):
     try:
         return onnx.load(model)
     except Exception as e:  # onnx raises DecodeError / OSError / ValueError
-        raise error("E10041", f"Failed to load the model from {model}: {e}",
-                    file=str(model)) from None
+        raise GeError(INVALID_OM, {"file": str(model), "reason": str(e)}) from None
 
 
 def _expose_all(model):
@@ -188,8 +190,9 @@ def compare_model(onnx_model, om_model, inputs=None, *, rtol: float = 1e-4,
     for k, value in enumerate(ours):
         ref_name = onnx_outputs[k] if k < len(onnx_outputs) else ""
         if ref_name not in ref:
-            raise error(BAD_INPUT, f"Output {k} of the OM has no ONNX counterpart (the ONNX "
-                                   f"model has {len(onnx_outputs)} outputs).")
+            raise GeError(BAD_INPUT, {"reason": f"output {k} of the OM has no ONNX counterpart "
+                                                f"(the ONNX model has {len(onnx_outputs)} "
+                                                f"outputs)"})
         result.outputs.append(diff(model.outputs[k].name, ref_name, value, ref[ref_name],
                                    rtol, atol))
     if dump:
@@ -278,8 +281,8 @@ def main(argv: list) -> int:
     files = [f for f in (args["input"] or "").split(",") if f]
     if files:
         if len(files) != len(model.inputs):
-            raise error(BAD_INPUT, f"The model has {len(model.inputs)} input(s); "
-                                   f"{len(files)} file(s) given.")
+            raise GeError(BAD_INPUT, {"reason": f"the model has {len(model.inputs)} input(s); "
+                                                f"{len(files)} file(s) given"})
         inputs = [read_input(p, s) for p, s in zip(files, model.inputs)]
     frozen = parse_freeze_option(args["freeze_inputs"])
     result = compare_model(args["onnx"], model, inputs, rtol=args["rtol"], atol=args["atol"],

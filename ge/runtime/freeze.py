@@ -18,7 +18,9 @@ import os
 
 import numpy as np
 
-from ._errors import BAD_INPUT, FILE_OPEN, error
+from ge.errors import GeError
+
+from ._errors import BAD_INPUT, FILE_OPEN
 
 __all__ = ["OPTION_KEY", "parse_freeze_option", "freeze_inputs", "load_value"]
 
@@ -27,7 +29,7 @@ OPTION_KEY = "pyatc.freeze_inputs"
 
 def load_value(path: str) -> np.ndarray:
     if not os.path.isfile(path):
-        raise error(FILE_OPEN, f"Failed to open file {path}. Reason: no such file.", file=path)
+        raise GeError(FILE_OPEN, {"file": path, "reason": "no such file"})
     if path.lower().endswith(".pb"):
         import onnx
         from onnx import numpy_helper
@@ -36,13 +38,13 @@ def load_value(path: str) -> np.ndarray:
             with open(path, "rb") as f:
                 tensor.ParseFromString(f.read())
         except Exception as e:  # protobuf raises its own DecodeError type
-            raise error(BAD_INPUT, f"{path} is not a serialized ONNX TensorProto: {e}",
-                        file=path) from None
+            raise GeError(BAD_INPUT, {"reason": f"{path} is not a serialized ONNX "
+                                                f"TensorProto: {e}"}) from None
         return numpy_helper.to_array(tensor)
     try:
         return np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as e:
-        raise error(BAD_INPUT, f"{path} is not a valid .npy file: {e}", file=path) from None
+        raise GeError(BAD_INPUT, {"reason": f"{path} is not a valid .npy file: {e}"}) from None
 
 
 def parse_freeze_option(text: str) -> dict:
@@ -54,8 +56,8 @@ def parse_freeze_option(text: str) -> dict:
             continue
         name, eq, path = item.partition("=")
         if not eq or not name.strip() or not path.strip():
-            raise error("E10001", f"Value {item!r} of {OPTION_KEY} must be name=path.",
-                        parameter=OPTION_KEY)
+            raise GeError("E10001", {"value": item, "parameter": OPTION_KEY,
+                                     "reason": "each entry must be name=path"})
         values[name.strip()] = load_value(path.strip())
     return values
 
@@ -71,8 +73,8 @@ def freeze_inputs(model, values: dict):
     inputs = {i.name: i for i in graph.input}
     for name in values:
         if name not in inputs:
-            raise error(BAD_INPUT, f"{OPTION_KEY}: the model has no graph input {name!r}; "
-                                   f"inputs are {', '.join(inputs)}.", input=name)
+            raise GeError(BAD_INPUT, {"reason": f"{OPTION_KEY}: the model has no graph input "
+                                                f"{name!r}; inputs are {', '.join(inputs)}"})
     keep = [i for i in graph.input if i.name not in values]
     for name, value in values.items():
         elem = inputs[name].type.tensor_type.elem_type

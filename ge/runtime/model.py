@@ -19,7 +19,7 @@ import numpy as np
 
 from ge.errors import GeError
 from ge.ops import Role, role_of
-from ._errors import BAD_INPUT, EXEC_FAILED, FILE_OPEN, INVALID_OM, UNSUPPORTED_OP, error
+from ._errors import BAD_INPUT, EXEC_FAILED, FILE_OPEN, INVALID_OM, UNSUPPORTED_OP
 from ._kernels import KernelLibrary
 from ._plan import GraphPlan, Plan, Step, TensorSpec, build_plan, check_target
 
@@ -31,19 +31,16 @@ def load(path: str, *, check_host: bool = True) -> "Model":
     from ge.om import read_om
     path = os.fspath(path)
     if not os.path.isfile(path):
-        raise error(FILE_OPEN, f"Failed to open file {path}. Reason: "
-                               f"{'it is a directory' if os.path.isdir(path) else 'no such file'}.",
-                    file=path)
+        raise GeError(FILE_OPEN, {"file": path, "reason": "it is a directory"
+                                  if os.path.isdir(path) else "no such file"})
     try:
         om = read_om(path)
     except GeError:
         raise
     except OSError as e:
-        raise error(FILE_OPEN, f"Failed to open file {path}. Reason: {e.strerror}.",
-                    file=path) from None
+        raise GeError(FILE_OPEN, {"file": path, "reason": e.strerror}) from None
     except (ValueError, TypeError, KeyError, IndexError) as e:
-        raise error(INVALID_OM, f"Failed to load the model from {path}: {e}",
-                    file=path) from None
+        raise GeError(INVALID_OM, {"file": path, "reason": str(e)}) from None
     if check_host:
         check_target(om, path)
     return Model(om, path)
@@ -97,13 +94,13 @@ class Model:
             keep.append(scratch)
             ws = ffi.cast("void *", _addr(scratch))
         step.c_args = (ins, outs, ws, keep)
-        name, kernel = step.name, step.kernel_name
+        name, optype, kernel = step.name, step.type, step.kernel_name
 
         def call(_step):
             rc = fn(ins, outs, ws)
             if rc != 0:
-                raise error(EXEC_FAILED, f"Kernel {kernel} of op {name} returned status {rc}.",
-                            opname=name)
+                raise GeError(EXEC_FAILED, {"opname": name, "optype": optype,
+                                            "reason": f"kernel {kernel} returned status {rc}"})
         step.call = call
 
     # -- running ---------------------------------------------------------------------------
@@ -134,33 +131,32 @@ class Model:
         if isinstance(inputs, dict):
             unknown = [k for k in inputs if k not in {s.name for s in specs}]
             if unknown:
-                raise error(BAD_INPUT, f"Unknown model input {unknown[0]!r}; the model inputs "
-                                       f"are {', '.join(s.name for s in specs)}.",
-                            input=unknown[0])
+                raise GeError(BAD_INPUT, {"reason": f"unknown model input {unknown[0]!r}; the "
+                                          f"model inputs are {', '.join(s.name for s in specs)}"})
             missing = [s.name for s in specs if s.name not in inputs]
             if missing:
-                raise error(BAD_INPUT, f"No value given for model input {missing[0]!r}.",
-                            input=missing[0])
+                raise GeError(BAD_INPUT, {"reason": f"no value given for model input "
+                                                    f"{missing[0]!r}"})
             arrays = [inputs[s.name] for s in specs]
         elif isinstance(inputs, (list, tuple)):
             if len(inputs) != len(specs):
-                raise error(BAD_INPUT, f"The model has {len(specs)} input(s) "
-                                       f"({', '.join(s.name for s in specs)}); "
-                                       f"{len(inputs)} given.", expected=len(specs))
+                raise GeError(BAD_INPUT, {"reason": f"the model has {len(specs)} input(s) "
+                                                    f"({', '.join(s.name for s in specs)}); "
+                                                    f"{len(inputs)} given"})
             arrays = list(inputs)
         else:
-            raise error(BAD_INPUT, f"Inputs must be a list or a dict of numpy arrays, not "
-                                   f"{type(inputs).__name__}.")
+            raise GeError(BAD_INPUT, {"reason": f"inputs must be a list or a dict of numpy "
+                                                f"arrays, not {type(inputs).__name__}"})
         out = []
         for spec, value in zip(specs, arrays):
             if not isinstance(value, np.ndarray):
                 value = np.asarray(value)
             if value.dtype != spec.dtype:
-                raise error(BAD_INPUT, f"Input {spec.name} must have dtype {spec.dtype}, "
-                                       f"got {value.dtype}.", input=spec.name)
+                raise GeError(BAD_INPUT, {"reason": f"input {spec.name} must have dtype "
+                                                    f"{spec.dtype}, got {value.dtype}"})
             if tuple(value.shape) != tuple(spec.shape):
-                raise error(BAD_INPUT, f"Input {spec.name} must have shape {list(spec.shape)}, "
-                                       f"got {list(value.shape)}.", input=spec.name)
+                raise GeError(BAD_INPUT, {"reason": f"input {spec.name} must have shape "
+                                                    f"{list(spec.shape)}, got {list(value.shape)}"})
             out.append(value)
         return out
 
@@ -216,10 +212,10 @@ def _reference_runner(step: Step, source: str):
     from ge import ops
     opdef = ops.get(step.type)
     if opdef is None or opdef.kernel is None:
-        raise error(UNSUPPORTED_OP, f"Op {step.name} ({step.type}) cannot be executed: it has "
-                                    f"no compiled kernel in the model and "
-                                    f"{'no reference kernel' if opdef else 'is not a known op'} "
-                                    f"in ge.ops.", opname=step.name, optype=step.type)
+        raise GeError(UNSUPPORTED_OP, {"what": f"op {step.name} ({step.type})", "reason":
+                                       f"it has no compiled kernel in the model and "
+                                       f"{'no reference kernel' if opdef else 'is not a known op'}"
+                                       f" in ge.ops"})
     attrs = _resolved(opdef, step)
     kernel = opdef.kernel
 
@@ -229,25 +225,24 @@ def _reference_runner(step: Step, source: str):
         except GeError:
             raise
         except (ValueError, TypeError, IndexError, KeyError, ArithmeticError) as e:
-            raise error(EXEC_FAILED, f"Op {step.name} ({step.type}) failed in its reference "
-                                     f"kernel: {type(e).__name__}: {e}",
-                        opname=step.name) from None
+            raise GeError(EXEC_FAILED, {"opname": step.name, "optype": step.type, "reason":
+                                        f"reference kernel: {type(e).__name__}: {e}"}) from None
         _store(step, results)
     return call
 
 
 def _store(step: Step, results) -> None:
     if len(results) < len(step.outputs):
-        raise error(EXEC_FAILED, f"Op {step.name} ({step.type}) produced {len(results)} "
-                                 f"outputs; the model expects {len(step.outputs)}.",
-                    opname=step.name)
+        raise GeError(EXEC_FAILED, {"opname": step.name, "optype": step.type, "reason":
+                                    f"it produced {len(results)} outputs; the model expects "
+                                    f"{len(step.outputs)}"})
     for k, (view, value) in enumerate(zip(step.outputs, results)):
         value = np.asarray(value)
         if value.shape != view.shape:
             if value.size != view.size:
-                raise error(EXEC_FAILED, f"Output {k} of op {step.name} ({step.type}) has "
-                                         f"shape {list(value.shape)}; the model planned "
-                                         f"{list(view.shape)}.", opname=step.name)
+                raise GeError(EXEC_FAILED, {"opname": step.name, "optype": step.type, "reason":
+                                            f"output {k} has shape {list(value.shape)}; the "
+                                            f"model planned {list(view.shape)}"})
             value = value.reshape(view.shape)
         np.copyto(view, value, casting="unsafe")
 
@@ -282,9 +277,9 @@ def _subgraph_runner(step: Step, model: Model):
         for spec, view, parent in branch.data:
             p = int(parent) if parent is not None else spec.index + offset
             if not 0 <= p < len(step.inputs) or step.inputs[p] is None:
-                raise error(EXEC_FAILED, f"Subgraph {branch.name} of op {step.name} reads "
-                                         f"parent input {p}, which is not connected.",
-                            opname=step.name)
+                raise GeError(EXEC_FAILED, {"opname": step.name, "optype": step.type, "reason":
+                                            f"subgraph {branch.name} reads parent input {p}, "
+                                            f"which is not connected"})
             feeds.append(step.inputs[p])
         return _run_graph(branch, feeds, None)
 
@@ -296,7 +291,7 @@ def _subgraph_runner(step: Step, model: Model):
         else:
             branch, offset = step.subgraphs.get("f"), 0
         if branch is None:
-            raise error(UNSUPPORTED_OP, f"Op {step.name} ({step.type}) has no attached "
-                                        f"subgraph to run.", opname=step.name)
+            raise GeError(UNSUPPORTED_OP, {"what": f"op {step.name} ({step.type})",
+                                           "reason": "it has no attached subgraph to run"})
         _store(step, run_branch(branch, offset))
     return call

@@ -207,7 +207,7 @@ def _freeze(case: NodeCase):
 
 
 def _short(e: BaseException) -> str:
-    text = e.message if isinstance(e, GeError) and e.message else str(e)
+    text = e.message if isinstance(e, GeError) else str(e)
     text = " ".join(text.split())
     code = f"{e.code} " if isinstance(e, GeError) else f"{type(e).__name__}: "
     return (code + text)[:200]

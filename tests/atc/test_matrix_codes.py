@@ -45,7 +45,8 @@ def test_code_table_shape():
 
 def test_format_message():
     assert format_message("E10004", {"parameter": "om"}) == "Value for --om is empty."
-    assert format_message("E10001", {}, message="ready text") == "ready text"
+    assert format_message("E10041", {"file": "m.onnx", "reason": "empty"}) == \
+        "Failed to load the model from m.onnx. Reason: empty."
     assert format_message("E18123", {"opname": "x"}) == "opname=x"
 
 

@@ -65,8 +65,16 @@ def test_order_by_name_one_instance_root_then_subgraphs():
 
 @pytest.mark.parametrize("result", [None, True, 0])
 def test_success_results(result):
-    base_pass("P", result)
-    run_stage(simple_graph(), BIS, {}, FusionReport())
+    """None, True and 0 all mean success: the pass ran once, nothing failed or was changed."""
+    log = []
+    base_pass("P", result, log=log)
+    graph = simple_graph()
+    before = str(graph)
+    errors.take_warnings()
+    run_stage(graph, BIS, {}, FusionReport())
+    assert [e[:3] for e in log if e[0] == "run"] == [("run", "P", "g")]
+    assert str(graph) == before
+    assert errors.take_warnings() == []
 
 
 @pytest.mark.parametrize("result,retcode,fragment", [

@@ -52,10 +52,7 @@ def check_private_dir(path: str) -> None:
     """Kernels are native code: refuse a directory that group or others may write."""
     mode = os.stat(path).st_mode
     if mode & 0o022:
-        raise GeError(ERR_UNSAFE_DIR, {"path": path, "mode": oct(mode & 0o777)},
-                      f"The op compiler cache directory {path} (mode {oct(mode & 0o777)}) is "
-                      f"writable by group or others; cached kernels are native code, so it is "
-                      f"refused. Run 'chmod go-w {path}' or choose another directory.")
+        raise GeError(ERR_UNSAFE_DIR, {"path": path, "mode": oct(mode & 0o777)})
 
 
 def _write_default_ini(path: str) -> None:
@@ -112,9 +109,7 @@ class KernelCache:
         self.stats.misses += 1
         if found.status == "corrupt":
             self.stats.corrupt += 1
-            warn(WARN_CORRUPT, {"entry": os.path.join(self.dir, name), "reason": found.reason},
-                 f"Kernel cache entry {os.path.join(self.dir, name)} is corrupt "
-                 f"({found.reason}); it is not used, and is recompiled and replaced.")
+            warn(WARN_CORRUPT, {"entry": os.path.join(self.dir, name), "reason": found.reason})
             remove_entry(self.dir, name, found.inode)
         return None
 

@@ -93,7 +93,7 @@ def main(argv=None) -> int:
     try:
         root = cfg.cache_root({cfg.OPT_DIR: args.dir}, os.environ)
     except GeError as exc:
-        print(exc.message or str(exc), file=sys.stderr)
+        print(exc.message, file=sys.stderr)
         return 2
     if args.command == "stats":
         return cmd_stats(root, args.soc)

@@ -75,10 +75,9 @@ def _check_path_chars(value: str, source: str) -> None:
         if ord(ch) > 127 or ch.isalnum() or ch in "._-/":
             continue
         raise GeError("E10001", {"parameter": source, "value": value,
-                                 "reason": f"the path contains the invalid character {ch!r}"},
-                      f"Value {value} for parameter {source} is invalid. Reason: the path "
-                      f"contains the invalid character {ch!r}; allowed are letters, digits, "
-                      f"'.', '-', '_', '/' and Chinese characters.")
+                                 "reason": f"the path contains the invalid character {ch!r}; "
+                                           f"allowed are letters, digits, '.', '-', '_', '/' "
+                                           f"and Chinese characters."})
 
 
 def cache_root(options: Mapping[str, str], env: Mapping[str, str]) -> str:
@@ -162,10 +161,11 @@ def size_limits(ini_text: Optional[str], env: Mapping[str, str], ini_path: str =
             rt = _int_or_none(raw_ratio) if raw_ratio is not None else None
             if _valid_max(mx, MAX_INT_MB) and _valid_ratio(rt):
                 return mx, rt, "ini"
-            warn(WARN_SETTING, {"source": ini_path, "max": raw_max, "ratio": raw_ratio},
-                 f"{ini_path or INI_NAME}: max_op_cache_size={raw_max} / "
-                 f"remain_cache_size_ratio={raw_ratio} is not a valid pair (max -1 or "
-                 f"1..{MAX_INT_MB} MB, ratio 1..100); the file's sizes are ignored.")
+            warn(WARN_SETTING, {"source": f"{ini_path or INI_NAME}: max_op_cache_size/"
+                                          f"remain_cache_size_ratio",
+                                "value": f"{raw_max}/{raw_ratio}",
+                                "allowed": f"max -1 or 1..{MAX_INT_MB} MB, ratio 1..100",
+                                "fallback": "the file's sizes are ignored"})
     source = "default"
     mx, rt = DEFAULT_MAX_MB, DEFAULT_RATIO
     raw = env.get("ASCEND_MAX_OP_CACHE_SIZE")
@@ -174,18 +174,18 @@ def size_limits(ini_text: Optional[str], env: Mapping[str, str], ini_path: str =
         if _valid_max(v, MAX_INT_MB - 1):
             mx, source = v, "env"
         else:
-            warn(WARN_SETTING, {"source": "ASCEND_MAX_OP_CACHE_SIZE", "value": raw},
-                 f"ASCEND_MAX_OP_CACHE_SIZE={raw} is invalid (an integer, -1 or "
-                 f"1..{MAX_INT_MB - 1}); using {DEFAULT_MAX_MB} MB.")
+            warn(WARN_SETTING, {"source": "ASCEND_MAX_OP_CACHE_SIZE", "value": raw,
+                                "allowed": f"an integer, -1 or 1..{MAX_INT_MB - 1}",
+                                "fallback": f"using {DEFAULT_MAX_MB} MB"})
     raw = env.get("ASCEND_REMAIN_CACHE_SIZE_RATIO")
     if raw is not None and raw.strip() != "":
         v = _int_or_none(raw)
         if _valid_ratio(v):
             rt, source = v, "env"
         else:
-            warn(WARN_SETTING, {"source": "ASCEND_REMAIN_CACHE_SIZE_RATIO", "value": raw},
-                 f"ASCEND_REMAIN_CACHE_SIZE_RATIO={raw} is invalid (an integer 1..100); "
-                 f"using {DEFAULT_RATIO}.")
+            warn(WARN_SETTING, {"source": "ASCEND_REMAIN_CACHE_SIZE_RATIO", "value": raw,
+                                "allowed": "an integer 1..100",
+                                "fallback": f"using {DEFAULT_RATIO}"})
     return mx, rt, source
 
 
@@ -201,9 +201,8 @@ def parse_op_debug_config(path: str) -> tuple:
             lines = f.read().splitlines()
     except OSError as exc:
         raise GeError("E10001", {"parameter": "--op_debug_config", "value": path,
-                                 "reason": "the file does not exist or access is denied"},
-                      f"Value {path} for parameter --op_debug_config is invalid. Reason: the "
-                      f"file does not exist or access is denied ({exc.strerror}).") from None
+                                 "reason": f"the file does not exist or access is denied "
+                                           f"({exc.strerror})."}) from None
     config, items = (), ()
     for raw in lines:
         line = raw.strip()
@@ -230,9 +229,7 @@ def resolve(options: Mapping[str, str], env: Optional[Mapping[str, str]] = None,
     mode = (options.get(OPT_MODE) or DEFAULT_MODE).strip()
     if mode not in MODES:
         raise GeError("E10001", {"parameter": "--op_compiler_cache_mode", "value": mode,
-                                 "reason": "the value must be enable, disable or force"},
-                      f"Value {mode} for parameter --op_compiler_cache_mode is invalid. Reason: "
-                      f"the value must be one of enable, disable, force.")
+                                 "reason": "the value must be one of enable, disable, force."})
     level = (options.get(OPT_DEBUG_LEVEL) or "0").strip()
     if level not in DEBUG_LEVELS:
         raise GeError("E10001", {"parameter": "--op_debug_level", "value": level,

@@ -80,9 +80,8 @@ def parallel_jobs(env: Optional[Mapping[str, str]] = None) -> int:
         return DEFAULT_JOBS
     if raw.isdigit() and 1 <= int(raw) <= MAX_JOBS:
         return int(raw)
-    warn("WP0111", {"source": "TE_PARALLEL_COMPILER", "value": raw},
-         f"TE_PARALLEL_COMPILER={raw} is invalid (an integer 1..{MAX_JOBS}); "
-         f"using {DEFAULT_JOBS}.")
+    warn("WP0111", {"source": "TE_PARALLEL_COMPILER", "value": raw,
+                    "allowed": f"an integer 1..{MAX_JOBS}", "fallback": f"using {DEFAULT_JOBS}"})
     return DEFAULT_JOBS
 
 

@@ -26,8 +26,7 @@ FLOAT_TYPES = (DT.DT_FLOAT, DT.DT_FLOAT16, DT.DT_DOUBLE, DT.DT_BF16)
 def fail(ctx: InferCtx, reason: str):
     """Raise the coded inference error naming the node (and its type)."""
     what = f"{ctx.op_name} ({ctx.op_type})" if ctx.op_type else ctx.op_name
-    raise GeError("EZ9999", {"opname": ctx.op_name, "optype": ctx.op_type, "reason": reason},
-                  message=f"Shape inference failed for op {what}: {reason}")
+    raise GeError("EZ9999", {"what": f"op {what}", "reason": f"shape inference failed: {reason}"})
 
 
 def shape_of(ctx: InferCtx, i: int):

@@ -88,9 +88,7 @@ def precheck(g: GraphProto, opsets: dict, prefix: str = "") -> None:
         for n in graph.node:
             full = f"{prefix}/{n.name}" if prefix else n.name
             if n.name in seen:
-                raise GeError("E13009", {"opname": full},
-                              message=f"Operator {full} already exists in the graph. Ensure "
-                              "that operator names are unique.")
+                raise GeError("E13009", {"opname": full})
             seen.add(n.name)
             domain = n.domain or "ai.onnx"
             if domain not in opsets:
@@ -106,15 +104,15 @@ def precheck(g: GraphProto, opsets: dict, prefix: str = "") -> None:
 
     visit(g, prefix)
     if unsupported:
-        lines = [f"No operator plugin is registered for Op: {name}, optype: {key}."
-                 for name, key in unsupported]
         version = opsets.get("ai.onnx")
         low, high = SUPPORTED_OPSETS
+        opsets_note = ""
         if version is not None and not low <= version <= high:
-            lines.append(f"The model imports ai.onnx opset {version}; this implementation "
-                         f"supports ai.onnx opsets {low} to {high}.")
+            opsets_note = (f"The model imports ai.onnx opset {version}; this implementation "
+                           f"supports ai.onnx opsets {low} to {high}.")
         raise GeError("E13010", {"opname": unsupported[0][0], "optype": unsupported[0][1],
-                                 "nodes": unsupported}, message="\n".join(lines))
+                                 "nodes": ", ".join(f"{n} ({k})" for n, k in unsupported),
+                                 "opsets": opsets_note})
 
 
 # -- building -----------------------------------------------------------------------------------
@@ -164,10 +162,7 @@ def _root_data_desc(vi, state: _State) -> TensorDesc:
             raise GeError("E10001", {"value": f"{vi.name}:{','.join(map(str, user))}",
                                      "parameter": "--input_shape",
                                      "reason": f"the model gives input {vi.name} rank "
-                                     f"{len(shape)}"},
-                          message=f"Value {vi.name}:{','.join(map(str, user))} for parameter "
-                          f"--input_shape is invalid. Reason: the model gives input {vi.name} "
-                          f"rank {len(shape)}, the option rank {len(user)}.")
+                                     f"{len(shape)}, the option rank {len(user)}."})
         shape = user
     desc = TensorDesc(shape if shape is not None else [-2], state.options.input_format, dtype)
     return desc
@@ -197,19 +192,13 @@ class _GraphBuilder:
         init_names = {t.name for t in self.g.initializer}
         if self.is_root:
             if not self.g.input:
-                raise GeError("E16001", {"type": "input"}, message="The model has no input node.")
+                raise GeError("E16001", {"type": "input"})
             data_names = [vi.name for vi in self.g.input if vi.name not in init_names]
             for name in self.state.options.input_shapes:
                 if name in init_names:
-                    raise GeError("E10017", {"opname": name, "parameter": "input_shape"},
-                                  message=f"Input Op {name} specified in --input_shape is "
-                                  "invalid. The Op type must be Data.")
+                    raise GeError("E10017", {"opname": name, "parameter": "input_shape"})
                 if name not in data_names:
-                    raise GeError("E10016", {"opname": name, "parameter": "input_shape"},
-                                  message=f"Op name {name} specified in --input_shape is not "
-                                  "found in the model. Confirm whether this node name exists, "
-                                  "or whether the node is not split with the specified "
-                                  "delimiter ';'.")
+                    raise GeError("E10016", {"opname": name, "parameter": "input_shape"})
         index = 0
         for vi in self.g.input:
             if vi.name in init_names:
@@ -306,9 +295,7 @@ class _GraphBuilder:
             outs = row.convert(ctx)
         except ConvertError as exc:
             key = make_key(domain, opset, proto.op_type)
-            raise GeError("E11010", {"opname": name, "optype": key, "reason": str(exc)},
-                          message=f"Failed to convert Op {name} (optype {key}) to GE IR. "
-                          f"Reason: {exc}.") from None
+            raise GeError("E11010", {"opname": name, "optype": key, "reason": str(exc)}) from None
         self.rename(ctx, name)
         edges = []
         for i, out_name in enumerate(proto.output):
@@ -319,10 +306,9 @@ class _GraphBuilder:
             if edge is None:
                 if used[i]:
                     key = make_key(domain, opset, proto.op_type)
-                    raise GeError("E11010", {"opname": name, "optype": key},
-                                  message=f"Failed to convert Op {name} (optype {key}) to GE "
-                                  f"IR. Reason: output {i} ({out_name}) is used but the IR "
-                                  f"op has no output for it.")
+                    raise GeError("E11010", {"opname": name, "optype": key, "reason":
+                                             f"output {i} ({out_name}) is used but the IR op "
+                                             f"has no output for it"})
                 continue
             self.scope[out_name] = edge
             if edge[0].type == "Const":
@@ -357,21 +343,16 @@ class _GraphBuilder:
             for name, index in self.state.options.out_nodes:
                 outs = self.state.onnx_outputs.get(name)
                 if outs is None:
-                    raise GeError("E10016", {"opname": name, "parameter": "out_nodes"},
-                                  message=f"Op name {name} specified in --out_nodes is not "
-                                  "found in the model. Confirm whether this node name exists, "
-                                  "or whether the node is not split with the specified "
-                                  "delimiter ';'.")
+                    raise GeError("E10016", {"opname": name, "parameter": "out_nodes"})
                 if index >= len(outs) or outs[index] is None:
                     raise GeError("E10003", {"value": f"{name}:{index}",
                                              "parameter": "out_nodes",
-                                             "reason": f"node {name} has {len(outs)} outputs"},
-                                  message=f"Value {name}:{index} for parameter --out_nodes is "
-                                  f"invalid. Reason: node {name} has {len(outs)} outputs.")
+                                             "reason": f"node {name} has {len(outs)} "
+                                                       f"outputs."})
                 edges.append((f"{name}:{index}", outs[index]))
             return edges
         if not self.g.output:
-            raise GeError("E16001", {"type": "output"}, message="The model has no output node.")
+            raise GeError("E16001", {"type": "output"})
         edges = []
         for o in self.g.output:
             if o.name not in self.scope:

@@ -42,8 +42,7 @@ def make_tensor(array: np.ndarray) -> Tensor:
 
 
 def ir_not_registered(op_name: str, ir_type: str) -> GeError:
-    return GeError("E10501", {"opname": op_name, "optype": ir_type},
-                   message=f"IR for Op {op_name} with optype {ir_type} is not registered.")
+    return GeError("E10501", {"opname": op_name, "optype": ir_type})
 
 
 def _expand(ports: tuple, count: int, ir_type: str, what: str) -> list[str]:

@@ -47,8 +47,7 @@ _NP_OF_ONNX: dict[int, type] = {
 
 def invalid_model(what: str, reason: str) -> GeError:
     """EP0101: the model parsed as ONNX but its content is inconsistent."""
-    return GeError("EP0101", {"model": what, "reason": reason},
-                   message=f"The ONNX model {what} is invalid. Reason: {reason}.")
+    return GeError("EP0101", {"model": what, "reason": reason})
 
 
 def ge_dtype(elem_type: int, where: str) -> DataType:
@@ -63,8 +62,7 @@ def ge_dtype(elem_type: int, where: str) -> DataType:
 
 
 def _load_failed(path: str, reason: str) -> GeError:
-    return GeError("E10041", {"file": path},
-                   message=f"Failed to load the model from {path}. Reason: {reason}.")
+    return GeError("E10041", {"file": path, "reason": reason})
 
 
 def load_model_bytes(data: bytes, label: str = "<memory>") -> onnx.ModelProto:
@@ -79,7 +77,7 @@ def load_model_bytes(data: bytes, label: str = "<memory>") -> onnx.ModelProto:
     if not model.opset_import and not model.ir_version:
         raise _load_failed(label, "it is not an ONNX model (no ir_version, no opset_import)")
     if not model.HasField("graph"):
-        raise GeError("E16004", {}, message="ONNX model has no graph.")
+        raise GeError("E16004", {})
     return model
 
 
@@ -106,11 +104,9 @@ def tensor_to_array(t: TensorProto, model_dir: str | None, what: str) -> np.ndar
     np_type = _NP_OF_ONNX.get(t.data_type)
     if np_type is None:
         ge_dtype(t.data_type, what)  # unknown types: the generic message
-        raise GeError("EP0002", {"feature": f"constant {what}",
-                                 "reason": "its data type has no host representation"},
-                      message=f"Constant {what} of data type "
-                      f"{TensorProto.DataType.Name(t.data_type)} is not supported by this "
-                      "implementation. Reason: only graph inputs may use this type.")
+        raise GeError("EP0002", {"feature": f"Constant {what} of data type "
+                                            f"{TensorProto.DataType.Name(t.data_type)}",
+                                 "reason": "only graph inputs may use this type"})
     if any(d < 0 for d in t.dims):
         raise invalid_model(what, f"tensor dims {list(t.dims)} contain a negative value")
     shape = [int(d) for d in t.dims]
@@ -161,8 +157,7 @@ def _from_raw(raw: bytes, dtype: np.dtype, shape: list, count: int, what: str) -
 # -- external data ------------------------------------------------------------------------------
 
 def _bad_path(path: str, reason: str) -> GeError:
-    return GeError("E13026", {"path": path, "reason": reason},
-                   message=f"Input path {path} is invalid. Reason: {reason}")
+    return GeError("E13026", {"path": path, "reason": reason})
 
 
 def external_location(t: TensorProto, model_dir: str | None, what: str) -> tuple[str, int, int]:
@@ -196,10 +191,9 @@ def external_location(t: TensorProto, model_dir: str | None, what: str) -> tuple
         try:
             numbers[key] = int(text)
         except ValueError:
-            raise GeError("E10001", {"value": text, "parameter": f"external_data.{key}",
-                                     "reason": "The value must be an integer"},
-                          message=f"Value {text} for parameter external_data.{key} of tensor "
-                          f"{what} is invalid. Reason: The value must be an integer") from None
+            raise GeError("E10001", {"value": text, "parameter": f"external_data.{key} of "
+                                                                 f"tensor {what}",
+                                     "reason": "The value must be an integer"}) from None
         if numbers[key] < 0:
             raise invalid_model(what, f"external data {key} {text} is negative")
     return real, numbers.get("offset", 0), numbers.get("length", -1)
@@ -212,9 +206,7 @@ def read_external(t: TensorProto, model_dir: str | None, what: str) -> bytes:
             f.seek(offset)
             data = f.read() if length < 0 else f.read(length)
     except OSError as exc:
-        raise GeError("E13001", {"file": path, "reason": exc.strerror or str(exc)},
-                      message=f"Failed to open file {path}. Reason: "
-                      f"{exc.strerror or exc}.") from None
+        raise GeError("E13001", {"file": path, "reason": exc.strerror or str(exc)}) from None
     if length >= 0 and len(data) != length:
         raise invalid_model(what, f"external data file ends after {len(data)} of {length} "
                             "bytes")

@@ -35,19 +35,16 @@ def _first(options: dict, *keys: str) -> str:
 
 
 def _shape_error(value: str, reason: str) -> GeError:
-    return GeError("E10002", {"value": value, "reason": reason, "format": _SHAPE_SAMPLE},
-                   message=f"Value {value} for parameter --input_shape is invalid. Reason: "
-                   f"{reason}. The value must be formatted as {_SHAPE_SAMPLE}.")
+    return GeError("E10002", {"value": value, "reason": reason, "format": _SHAPE_SAMPLE})
 
 
 def parse_input_shape(text: str) -> dict:
     shapes: dict[str, list[int]] = {}
     if "~" in text or "-1" in text:  # spec §6.12: the range / unknown-dim form
-        raise GeError("EP0002", {"feature": "A dynamic shape in --input_shape",
-                                 "reason": "-1 dimensions and ranges are not supported"},
-                      message=f"A dynamic shape in --input_shape ({text}) is not supported by "
-                      "this implementation. Reason: -1 dimensions and a~b ranges need dynamic "
-                      "shape support; give every dimension as a positive integer.")
+        raise GeError("EP0002", {"feature": f"A dynamic shape in --input_shape ({text})",
+                                 "reason": "-1 dimensions and a~b ranges need dynamic shape "
+                                           "support; give every dimension as a positive "
+                                           "integer"})
     for entry in text.split(";"):
         if ":" not in entry:
             raise _shape_error(entry, "The shape must contain two parts: name and value")
@@ -58,17 +55,13 @@ def parse_input_shape(text: str) -> dict:
         for d in (dims_text.split(",") if dims_text.strip() else []):
             d = d.strip()
             if not d:
-                raise GeError("E10014", {"value": entry, "parameter": "input_shape"},
-                              message=f"Value {entry} for parameter --input_shape is invalid.")
+                raise GeError("E10014", {"value": entry, "parameter": "input_shape"})
             if "." in d:
                 raise _shape_error(entry, "The float number is unsupported")
             if not d.lstrip("-").isdigit():
                 raise _shape_error(entry, "It is not a digit")
             if int(d) <= 0:
-                raise GeError("E10011", {"value": entry, "dim": d},
-                              message=f"Value {entry} for parameter --input_shape is invalid. "
-                              f"Shape values must be positive integers. The error value in "
-                              f"the shape is {d}.")
+                raise GeError("E10011", {"value": entry, "dim": d})
             dims.append(int(d))
         shapes[name] = dims
     return shapes
@@ -82,10 +75,8 @@ def parse_out_nodes(text: str) -> tuple:
         name, sep, index = entry.strip().rpartition(":")
         if not sep or not name or not index.strip().isdigit():
             raise GeError("E10003", {"value": entry, "parameter": "out_nodes",
-                                     "reason": 'The format must be "node_name:index"'},
-                          message=f"Value {entry} for parameter --out_nodes is invalid. Reason: "
-                          'The format must be "node_name1:0;node_name2:1", with a '
-                          "non-negative integer index")
+                                     "reason": 'The format must be "node_name1:0;node_name2:1", '
+                                               "with a non-negative integer index"})
         out.append((name, int(index)))
     return tuple(out)
 
@@ -95,9 +86,7 @@ def read_options(options: dict | None) -> ParseOptions:
     fmt_text = _first(options, "input_format") or "NCHW"
     if fmt_text not in INPUT_FORMATS:
         raise GeError("E10001", {"value": fmt_text, "parameter": "--input_format",
-                                 "reason": "The value must be NCHW, ND or NCDHW in ONNX model."},
-                      message=f"Value {fmt_text} for parameter --input_format is invalid. "
-                      "Reason: The value must be NCHW, ND or NCDHW in ONNX model.")
+                                 "reason": "The value must be NCHW, ND or NCDHW in ONNX model."})
     shape_text = _first(options, "input_shape", "ge.inputShape")
     nodes_text = _first(options, "ge.outputNodeName", "out_nodes")
     return ParseOptions(input_shapes=parse_input_shape(shape_text) if shape_text else {},
