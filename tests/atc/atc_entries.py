@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import re
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -90,19 +91,27 @@ def run_main_impl(argv: list[str]) -> Run:
     return Run(rc & 0xFF, _decode(out.buffer.getvalue()), _decode(err.buffer.getvalue()))
 
 
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
 @pytest.fixture(autouse=True)
 def atc_globals():
     """What a run leaves in the process: the `ge` logger's level and handlers, warnings
     collected but not taken.  Restored after each test (cwd and environment go through
-    monkeypatch)."""
+    monkeypatch).  The signal handlers a run installs must be back: checked, then restored."""
     logger = logging.getLogger("ge")
     level, handlers = logger.level, list(logger.handlers)
+    signals = {signum: signal.getsignal(signum) for signum in _SIGNALS}
     yield
     for handler in [h for h in logger.handlers if h not in handlers]:
         logger.removeHandler(handler)
         handler.close()
     logger.setLevel(level)
     ge_errors.take_warnings()
+    left = {signum: signal.getsignal(signum) for signum in _SIGNALS}
+    for signum, handler in signals.items():
+        signal.signal(signum, handler)
+    assert left == signals, "main_impl left its signal handlers installed"
 
 
 @pytest.fixture
