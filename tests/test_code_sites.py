@@ -159,3 +159,36 @@ def test_every_code_in_the_table_is_raised_somewhere():
     unused = [c.code for c in CODES if c.code not in raised]
     # raised only in the skipped files
     assert set(unused) <= {"EP0110", "EP0112", "EP0113", "EP0114"}, unused
+
+
+def test_a_detail_is_the_first_traceback_line_under_the_cann_headline():
+    from ge.atc.report import ErrorLog, render_errors
+    log = ErrorLog()
+    log.add("E10041", {"file": "m.onnx", "reason": "the file is empty"})
+    log.add("E10001", {"value": "x", "parameter": "--y", "reason": "z"})
+    lines = render_errors(log)
+    assert lines[0].endswith("Invalid_Argument_Model(E10041): Failed to load the model from "
+                             "m.onnx.")
+    assert lines[1:] == ["        Solution: Check that the file is a model of the selected kind.",
+                         "TraceBack (most recent call last):",
+                         "        Reason: the file is empty.",
+                         "        Value x for parameter --y is invalid. Reason: z",
+                         ""]
+
+
+def test_internal_records_print_their_detail_too():
+    from ge.atc.report import ErrorLog, render_errors
+    log = ErrorLog()
+    log.add("E19999", {"reason": "The traceback is in the log file /tmp/x.log."})
+    assert render_errors(log) == ["E19999: Internal error!",
+                                  "        Unknown error occurred. Please check the log.",
+                                  "        The traceback is in the log file /tmp/x.log.", ""]
+
+
+def test_a_coded_error_survives_pickling():
+    """Kernel builds raise in worker processes: the code and parameters must come back."""
+    import pickle
+    from ge.errors import GeError
+    error = pickle.loads(pickle.dumps(GeError("E13001", {"file": "f", "reason": "r"})))
+    assert (error.code, error.params) == ("E13001", {"file": "f", "reason": "r"})
+    assert str(error) == "E13001: Failed to open file f. Reason: r."
