@@ -17,6 +17,7 @@ place, named in its description.
 from __future__ import annotations
 
 import os
+import select
 import signal
 import stat
 import threading
@@ -88,10 +89,24 @@ def _announce_and_wait(point: str) -> None:
         is_fifo = False
     if not is_fifo:
         raise FaultPointError(f"wait point {point}: {FIFO_ENV}={fifo!r} is not a FIFO")
-    fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)   # ENXIO if the test is not listening
+    # The kernel may hand the signal to any thread (a cc job's, say); the wakeup fd is written
+    # whichever it is, and each pass of the loop lets the handler run here, in the main thread.
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    previous = signal.set_wakeup_fd(wake_w)
     try:
-        os.write(fd, f"{point} {os.getpid()}\n".encode())
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)   # ENXIO if the test is not listening
+        try:
+            os.write(fd, f"{point} {os.getpid()}\n".encode())
+        finally:
+            os.close(fd)
+        deadline = time.monotonic() + WAIT_SECONDS
+        while time.monotonic() < deadline:              # a handler that raises ends the wait
+            ready, _, _ = select.select([wake_r], [], [], max(0.0, deadline - time.monotonic()))
+            if ready:
+                os.read(wake_r, 512)
     finally:
-        os.close(fd)
-    time.sleep(WAIT_SECONDS)            # a signal handler that raises ends the sleep early
+        signal.set_wakeup_fd(previous)
+        os.close(wake_r)
+        os.close(wake_w)
     raise FaultPointError(f"wait point {point}: no signal within {WAIT_SECONDS:.0f} s")

@@ -1,0 +1,75 @@
+"""Ctrl-C and SIGTERM at three moments of a compile, for each entry, in a real terminal.
+
+The moments are fault points (ge/fsutil/faults.py) where the compile waits for the signal:
+`atc.compile_start` (options checked, nothing compiled), `kernels.half` (half of the kernels
+built, the other cc jobs running or queued) and `om.partial` (every kernel published, half of
+the OM in its temporary file).  Each time: status 255 soon after the signal, ATC's failure
+report with EP0004 and nothing else, no traceback, no OM, no temporary anywhere, every cache
+entry complete; then the next compile in the same directories succeeds.
+"""
+import os
+import re
+import signal
+
+import pytest
+
+from ge.compiler.cache.store import list_entries, lookup
+from ge.fsutil import parse_temp_name
+from terminal_helpers import (KERNELS, SIGNAL_TIMEOUT, SOC, START, SUCCESS, normalise)
+
+ENTRIES = ("atc", "pyatc", "python3 -m ge.pyatc")
+MOMENTS = ("atc.compile_start", "kernels.half", "om.partial")
+SIGNALS = {"SIGINT": signal.SIGINT, "SIGTERM": signal.SIGTERM}
+FAILED = re.compile(r"ATC run failed, Please check the detail log, Try '.+ --help' for more "
+                    r"information")
+
+
+def _temporaries(directory) -> list:
+    try:
+        return [n for n in os.listdir(directory) if parse_temp_name(n) is not None]
+    except FileNotFoundError:
+        return []
+
+
+def assert_nothing_left(session, published: int) -> None:
+    """No OM, no temporary in the output directory, the cache (root and SoC directory) or
+    TMPDIR; exactly `published` cache entries, each one complete."""
+    assert sorted(os.listdir(session.cwd)) == ["m.onnx"]
+    soc_dir = session.cache / "kernel_cache" / SOC
+    for directory in (session.cwd, session.cache, soc_dir, session.tmpdir):
+        assert _temporaries(directory) == [], directory
+    entries = list_entries(str(soc_dir))
+    assert len(entries) == published, entries
+    for name in entries:
+        found = lookup(str(soc_dir), name, refresh=False)
+        assert found.status == "hit", (name, found.reason)
+
+
+def assert_interrupted_report(run, signame: str) -> None:
+    assert (run.status, run.signal) == (255, None), run.raw[-2000:]
+    assert run.seconds_after_signal < SIGNAL_TIMEOUT
+    assert "Traceback" not in run.raw
+    lines = [normalise(line) for line in run.lines]
+    assert lines[:2] == [START, "..."], lines
+    assert FAILED.fullmatch(lines[2]), lines
+    assert lines[3] == (f"[PID: <pid>] <time> Interrupted(EP0004): The run was interrupted by "
+                        f"{signame}."), lines
+    assert lines[4].startswith("        Possible Cause: ")
+    assert lines[5].startswith("        Solution: ")
+    assert lines[6:] == ["", ""], lines
+
+
+@pytest.mark.parametrize("signame", SIGNALS)
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_interrupt_at_each_moment_then_compile_again(session_for, entry, signame):
+    session = session_for(entry)
+    published = {"atc.compile_start": 0, "kernels.half": 0, "om.partial": KERNELS}
+    for moment in MOMENTS:
+        run = session.interrupt_at(moment, SIGNALS[signame])
+        assert_interrupted_report(run, signame)
+        if moment != "atc.compile_start":      # the progress line was on the screen
+            assert f"\rkernels {KERNELS // 2}/{KERNELS}" in run.raw
+        assert_nothing_left(session, published[moment])
+    again = session.run()
+    assert again.status == 0 and SUCCESS in again.lines, again.raw[-2000:]
+    assert (session.cwd / "net.om").is_file()
