@@ -31,6 +31,7 @@ FAILED = "ATC run failed, Please check the detail log, Try '{prog} --help' for m
 SIGNAL_TIMEOUT = 20          # seconds from the signal to the end of the process, at most
 _PID_TIME = re.compile(r"\[PID: \d+\] \d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{3}\.\d{3}")
 _LOG_HEAD = re.compile(r"GE\(\d+,atc\):\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}")
+_DURATION = re.compile(r"done in \d+\.\d+ s")
 
 
 def chain_model(path: Path) -> Path:
@@ -73,8 +74,9 @@ def screen_lines(raw: str) -> List[str]:
 
 
 def normalise(text: str) -> str:
-    """PIDs and times out, so runs of different processes compare equal."""
-    return _LOG_HEAD.sub("GE(<pid>,atc):<time>", _PID_TIME.sub("[PID: <pid>] <time>", text))
+    """PIDs, times and durations out, so runs of different processes compare equal."""
+    text = _LOG_HEAD.sub("GE(<pid>,atc):<time>", _PID_TIME.sub("[PID: <pid>] <time>", text))
+    return _DURATION.sub("done in <t> s", text)
 
 
 @dataclass
