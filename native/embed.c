@@ -1,9 +1,10 @@
 /* atc.bin's own interpreter: configure, start, run the flow once, finalize.
  *
  * The interpreter is a normal one (PyConfig "python" flavour): it honours PYTHONPATH and the
- * other PYTHON* variables, installs Python's SIGINT handler (Ctrl-C becomes KeyboardInterrupt
- * inside the ATC flow, which cleans up and returns -1) and decodes argv like python itself
- * (locale, surrogateescape). Which Python environment it uses:
+ * other PYTHON* variables, installs Python's SIGINT handler (Ctrl-C becomes KeyboardInterrupt)
+ * and decodes argv like python itself (locale, surrogateescape). While the ATC flow runs,
+ * ge.atc.interrupt turns SIGINT and SIGTERM alike into a clean EP0004 failure (returns -1);
+ * bin/atc execs atc.bin, so both reach this process. Which Python environment it uses:
  *   - atc.bin inside a virtual environment (pyvenv.cfg beside or above it): that venv, as if
  *     started by the venv's python3;
  *   - otherwise: the environment of the interpreter it was built with (ATC_PYTHON_EXECUTABLE).

@@ -34,7 +34,12 @@ int ge_call_main_impl(void *argv_list)
 {
     PyObject *module = PyImport_ImportModule("ge.atc");
     if (module == NULL) {
-        report_import_failure();
+        /* Ctrl-C before the flow could start is no install problem: fail quietly */
+        if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
+            PyErr_Clear();
+        } else {
+            report_import_failure();
+        }
         return -1;
     }
     PyObject *result = PyObject_CallMethod(module, "main_impl", "(O)", (PyObject *)argv_list);

@@ -97,13 +97,17 @@ def main(cmdline_argv0: Optional[str] = None, args: Optional[Sequence[str]] = No
     argv = [_program_argv0(cmdline_argv0)]
     argv += list(sys.argv[1:] if args is None else args)
     try:
-        _check_dependencies()
-        ffi, lib = _load_entry(find_library())
-    except _InstallProblem as problem:
-        _fail(str(problem))
-    # os.fsencode mirrors the fsdecode in native/ge_main_impl.c: undecodable bytes round-trip.
-    buffers = [ffi.new("char[]", os.fsencode(arg)) for arg in argv]
-    c_argv = ffi.new("char *[]", buffers)
-    sys.stdout.flush()
-    rc = lib.GeApiWrapper_Atc_Main(len(argv), c_argv)
+        try:
+            _check_dependencies()
+            ffi, lib = _load_entry(find_library())
+        except _InstallProblem as problem:
+            _fail(str(problem))
+        # os.fsencode mirrors the fsdecode in native/ge_main_impl.c: undecodable bytes
+        # round-trip.
+        buffers = [ffi.new("char[]", os.fsencode(arg)) for arg in argv]
+        c_argv = ffi.new("char *[]", buffers)
+        sys.stdout.flush()
+        rc = lib.GeApiWrapper_Atc_Main(len(argv), c_argv)
+    except KeyboardInterrupt:       # Ctrl-C outside the ATC flow (which reports its own: EP0004)
+        rc = FAILURE_STATUS
     sys.exit(rc)

@@ -73,3 +73,17 @@ def test_interrupt_at_each_moment_then_compile_again(session_for, entry, signame
     again = session.run()
     assert again.status == 0 and SUCCESS in again.lines, again.raw[-2000:]
     assert (session.cwd / "net.om").is_file()
+
+
+def test_ctrl_c_before_the_flow_starts_is_status_255_without_traceback(monkeypatch, capsys):
+    """pyatc's own start-up (dependency check, loading the library) is outside the ATC flow:
+    Ctrl-C there ends pyatc with ATC's failure status and nothing on the screen."""
+    from ge.pyatc import _entry
+
+    def interrupted():
+        raise KeyboardInterrupt
+    monkeypatch.setattr(_entry, "_check_dependencies", interrupted)
+    with pytest.raises(SystemExit) as ended:
+        _entry.main("pyatc", ["--framework=5"])
+    assert ended.value.code == 255
+    assert capsys.readouterr() == ("", "")
