@@ -1,20 +1,18 @@
-"""Session fixtures of the end-to-end compiler tests: the models, one kernel cache, compiled OMs.
+"""Fixtures of the end-to-end compiler tests (the shared ones are in tests/conftest.py).
 
   MODELS            the twelve models of the compiler issue: the nine onnx "light" models and
-                    the CI-sized ResNet-50, MobileNetV2 and BERT of bench/models
-  model_path(name)  the .onnx file (generated models are written once per session)
-  kernel_cache      one --op_compiler_cache_dir for every compile of the session
+                    the CI-sized ResNet-50, MobileNetV2 and BERT (tests/_samples.py)
+  model_path(name), shared_kernel_cache, compiled_model(name)
+                    from tests/conftest.py
   atc_run(entry, *args, cwd=..., env=...)
                     runs an installed entry ("atc", "pyatc", "python3 -m ge.pyatc") as a real
                     process with the session cache, logs under the session temp dir
-  compiled(name)    the OM `pyatc` writes for a model, compiled once per session and shared by
-                    the structure and numbers tests
+  compiled(name)    the OM of compiled_model(name), shared by the structure and numbers tests
 """
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
@@ -23,17 +21,8 @@ import numpy as np
 import onnx
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from bench.models import MODELS as GENERATORS, bert, save  # noqa: E402
-from bench.models.light import LIGHT_NAMES, light_dir  # noqa: E402
-
-SOC = "Ascend310P3"
-GENERATED = tuple(f"{name}_ci" for name in sorted(GENERATORS))
-LIGHT = tuple(f"light_{name}" for name in LIGHT_NAMES)
-MODELS = LIGHT + GENERATED
+from _samples import REPO, SAMPLE_MODELS as MODELS, SAMPLE_SOC as SOC
+from bench.models import bert
 
 
 @dataclass(frozen=True)
@@ -48,32 +37,7 @@ class Run:
 
 
 @pytest.fixture(scope="session")
-def kernel_cache(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("kernel_cache")
-
-
-@pytest.fixture(scope="session")
-def _generated_dir(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("models")
-
-
-@pytest.fixture(scope="session")
-def model_path(_generated_dir) -> Callable[[str], Path]:
-    def path(name: str) -> Path:
-        if name.startswith("light_"):
-            found = Path(light_dir()) / f"{name}.onnx"
-            if not found.is_file():
-                pytest.skip(f"{found} is not shipped with this onnx")
-            return found
-        out = _generated_dir / f"{name}.onnx"
-        if not out.exists():
-            save(GENERATORS[name[:-len("_ci")]](size="ci"), out)
-        return out
-    return path
-
-
-@pytest.fixture(scope="session")
-def atc_run(entry_argv, entry_env, kernel_cache, tmp_path_factory) -> Callable[..., Run]:
+def atc_run(entry_argv, entry_env, shared_kernel_cache, tmp_path_factory) -> Callable[..., Run]:
     logs = tmp_path_factory.mktemp("plog")
 
     def run(entry: str, *args: str, cwd: Path, env: Optional[Dict[str, str]] = None,
@@ -82,7 +46,7 @@ def atc_run(entry_argv, entry_env, kernel_cache, tmp_path_factory) -> Callable[.
                        if not k.startswith(("ASCEND_PROCESS_LOG", "DUMP_GE", "DUMP_GRAPH"))}
         environment.update(ASCEND_PROCESS_LOG_PATH=str(logs), ASCEND_WORK_PATH=str(cwd))
         environment.update(env or {})
-        extra: List[str] = [f"--op_compiler_cache_dir={kernel_cache}"] if cache else []
+        extra: List[str] = [f"--op_compiler_cache_dir={shared_kernel_cache}"] if cache else []
         done = subprocess.run(entry_argv(entry) + list(args) + extra, cwd=cwd, env=environment,
                               capture_output=True, timeout=600)
         decode = lambda data: data.decode("utf-8", "replace")  # noqa: E731
@@ -96,20 +60,9 @@ def compile_args(model: Path, output: str, *extra: str) -> List[str]:
 
 
 @pytest.fixture(scope="session")
-def compiled(atc_run, model_path, tmp_path_factory) -> Callable[[str], Path]:
-    """`compiled(name)`: the OM `pyatc` writes for the model (once per session)."""
-    done: Dict[str, Path] = {}
-    root = tmp_path_factory.mktemp("compiled")
-
-    def get(name: str) -> Path:
-        if name not in done:
-            work = root / name
-            work.mkdir()
-            run = atc_run("pyatc", *compile_args(model_path(name), name), cwd=work)
-            assert run.rc == 0, run.text
-            done[name] = work / f"{name}.om"
-        return done[name]
-    return get
+def compiled(compiled_model) -> Callable[[str], Path]:
+    """`compiled(name)`: the OM of the sample model (compiled once per session)."""
+    return lambda name: compiled_model(name).om
 
 
 # -- inputs -------------------------------------------------------------------------------------

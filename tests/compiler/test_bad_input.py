@@ -95,17 +95,17 @@ def assert_failed_cleanly(run, code: str, *roots: Path, before: Dict[Path, set])
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_bad_model(case, atc_run, tmp_path):
+def test_bad_model(case, atc_main, tmp_path):
     make, code = CASES[case]
     work = tmp_path / "work"
     work.mkdir()
     (work / "m.onnx").write_bytes(make())
     before = {work: _files(work)}
-    run = atc_run("pyatc", *compile_args(work / "m.onnx", "out/m"), cwd=work)
+    run = atc_main(*compile_args(work / "m.onnx", "out/m"), cwd=work)
     assert_failed_cleanly(run, code, work, before=before)
 
 
-def test_external_data_symlink_escape(atc_run, tmp_path):
+def test_external_data_symlink_escape(atc_main, tmp_path):
     outside = tmp_path / "secret.bin"
     outside.write_bytes(np.ones(4, np.float32).tobytes())
     work = tmp_path / "work"
@@ -113,7 +113,7 @@ def test_external_data_symlink_escape(atc_run, tmp_path):
     os.symlink(outside, work / "w.bin")
     (work / "m.onnx").write_bytes(_external("w.bin"))
     before = {work: _files(work)}
-    run = atc_run("pyatc", *compile_args(work / "m.onnx", "m"), cwd=work)
+    run = atc_main(*compile_args(work / "m.onnx", "m"), cwd=work)
     assert_failed_cleanly(run, "E13026", work, before=before)
 
 
@@ -136,7 +136,7 @@ OUTPUTS: Dict[str, tuple] = {
 
 
 @pytest.mark.parametrize("where", sorted(OUTPUTS))
-def test_unwritable_output(where, atc_run, tmp_path):
+def test_unwritable_output(where, atc_main, tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     (work / "plain_file").write_text("not a directory\n")
@@ -145,5 +145,5 @@ def test_unwritable_output(where, atc_run, tmp_path):
     model = _small_model(work)
     before = {work: _files(work)}
     output, code = OUTPUTS[where]
-    run = atc_run("pyatc", *compile_args(model, output(work)), cwd=work)
+    run = atc_main(*compile_args(model, output(work)), cwd=work)
     assert_failed_cleanly(run, code, work, before=before)

@@ -39,8 +39,8 @@ def model(tmp_path) -> Path:
     return path
 
 
-def _compile(atc_run, model: Path, *flags: str):
-    run = atc_run("pyatc", *compile_args(model, "m", *flags), cwd=model.parent)
+def _compile(atc_main, model: Path, *flags: str):
+    run = atc_main(*compile_args(model, "m", *flags), cwd=model.parent)
     om = model.parent / "m.om"
     return run, om
 
@@ -60,8 +60,8 @@ def _refused(run, code: str, om: Path) -> None:
     assert not om.exists()
 
 
-def test_input_shape_static_override(atc_run, model):
-    run, om = _compile(atc_run, model, "--input_shape=x:2,3,8,8")
+def test_input_shape_static_override(atc_main, model):
+    run, om = _compile(atc_main, model, "--input_shape=x:2,3,8,8")
     assert run.rc == 0, run.text
     ops = _ops(om)
     assert ops["x"]["output_desc"][0]["shape"]["dim"] == [2, 3, 8, 8]
@@ -72,18 +72,18 @@ def test_input_shape_static_override(atc_run, model):
 
 
 @pytest.mark.parametrize("shape", ["x:-1,3,8,8", "x:1~4,3,8,8"])
-def test_input_shape_dynamic_refused(atc_run, model, shape):
-    run, om = _compile(atc_run, model, f"--input_shape={shape}")
+def test_input_shape_dynamic_refused(atc_main, model, shape):
+    run, om = _compile(atc_main, model, f"--input_shape={shape}")
     _refused(run, "EP0002", om)
 
 
-def test_input_shape_unknown_name(atc_run, model):
-    run, om = _compile(atc_run, model, "--input_shape=nope:1,3,8,8")
+def test_input_shape_unknown_name(atc_main, model):
+    run, om = _compile(atc_main, model, "--input_shape=nope:1,3,8,8")
     _refused(run, "E10016", om)
 
 
-def test_out_nodes_selects_outputs(atc_run, model):
-    run, om = _compile(atc_run, model, "--input_shape=x:1,3,8,8", "--out_nodes=relu:0;mean:0")
+def test_out_nodes_selects_outputs(atc_main, model):
+    run, om = _compile(atc_main, model, "--input_shape=x:1,3,8,8", "--out_nodes=relu:0;mean:0")
     assert run.rc == 0, run.text
     out = _ops(om)["Node_Output"]
     assert [d["shape"]["dim"] for d in out["input_desc"]] == [[1, 3, 8, 8], [1, 3]]
@@ -95,13 +95,13 @@ def test_out_nodes_selects_outputs(atc_run, model):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
 
 
-def test_out_nodes_unknown_node(atc_run, model):
-    run, om = _compile(atc_run, model, "--input_shape=x:1,3,8,8", "--out_nodes=nothere:0")
+def test_out_nodes_unknown_node(atc_main, model):
+    run, om = _compile(atc_main, model, "--input_shape=x:1,3,8,8", "--out_nodes=nothere:0")
     _refused(run, "E10016", om)
 
 
-def test_output_type_fp16_inserts_cast(atc_run, model):
-    run, om = _compile(atc_run, model, "--input_shape=x:1,3,8,8", "--output_type=FP16")
+def test_output_type_fp16_inserts_cast(atc_main, model):
+    run, om = _compile(atc_main, model, "--input_shape=x:1,3,8,8", "--output_type=FP16")
     assert run.rc == 0, run.text
     ops = _ops(om)
     out = ops["Node_Output"]
@@ -116,14 +116,14 @@ def test_output_type_fp16_inserts_cast(atc_run, model):
 
 
 @pytest.mark.parametrize("value", ["HIF8"])
-def test_output_type_refused(atc_run, model, value):
-    run, om = _compile(atc_run, model, "--input_shape=x:1,3,8,8", f"--output_type={value}")
+def test_output_type_refused(atc_main, model, value):
+    run, om = _compile(atc_main, model, "--input_shape=x:1,3,8,8", f"--output_type={value}")
     _refused(run, "EP0002", om)
 
 
 @pytest.mark.parametrize("fmt,layout", [("NCHW", "NCHW"), ("ND", "ND")])
-def test_input_format(atc_run, model, fmt, layout):
-    run, om = _compile(atc_run, model, "--input_shape=x:1,3,8,8", f"--input_format={fmt}")
+def test_input_format(atc_main, model, fmt, layout):
+    run, om = _compile(atc_main, model, "--input_shape=x:1,3,8,8", f"--input_format={fmt}")
     assert run.rc == 0, run.text
     data = _ops(om)["x"]
     assert data["output_desc"][0]["layout"] == layout
@@ -132,13 +132,13 @@ def test_input_format(atc_run, model, fmt, layout):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
-def test_input_format_refused(atc_run, model):
-    run, om = _compile(atc_run, model, "--input_shape=x:1,3,8,8", "--input_format=NHWC")
+def test_input_format_refused(atc_main, model):
+    run, om = _compile(atc_main, model, "--input_shape=x:1,3,8,8", "--input_format=NHWC")
     _refused(run, "E10001", om)
 
 
-def test_input_fp16_nodes_take_fp16_and_compute_in_fp32(atc_run, model):
-    run, om = _compile(atc_run, model, "--input_shape=x:2,3,8,8", "--input_fp16_nodes=x")
+def test_input_fp16_nodes_take_fp16_and_compute_in_fp32(atc_main, model):
+    run, om = _compile(atc_main, model, "--input_shape=x:2,3,8,8", "--input_fp16_nodes=x")
     assert run.rc == 0, run.text
     ops = _ops(om)
     assert ops["x"]["output_desc"][0]["dtype"] == "DT_FLOAT16"
@@ -150,6 +150,6 @@ def test_input_fp16_nodes_take_fp16_and_compute_in_fp32(atc_run, model):
 
 
 @pytest.mark.parametrize("name, code", [("nope", "E10016"), ("conv", "E10017")])
-def test_input_fp16_nodes_names_checked(atc_run, model, name, code):
-    run, om = _compile(atc_run, model, "--input_shape=x:2,3,8,8", f"--input_fp16_nodes={name}")
+def test_input_fp16_nodes_names_checked(atc_main, model, name, code):
+    run, om = _compile(atc_main, model, "--input_shape=x:2,3,8,8", f"--input_fp16_nodes={name}")
     _refused(run, code, om)

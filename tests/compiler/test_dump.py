@@ -28,20 +28,20 @@ def _parse(file_name: str) -> tuple:
     return match.group(1), int(match.group(2)), stage
 
 
-def _dumps(atc_run, model_path, tmp_path, level: str) -> tuple:
+def _dumps(atc_main, model_path, tmp_path, level: str) -> tuple:
     work = tmp_path / "work"
     work.mkdir()
     env = {"DUMP_GE_GRAPH": "1", "DUMP_GRAPH_PATH": str(tmp_path / "dumps"),
            "DUMP_GRAPH_LEVEL": level}
-    run = atc_run("pyatc", *compile_args(model_path("bert_ci"), "m"), cwd=work, env=env)
+    run = atc_main(*compile_args(model_path("bert_ci"), "m"), cwd=work, env=env)
     assert run.rc == 0, run.text
     (directory,) = (tmp_path / "dumps").iterdir()          # pid_<pid>_deviceid_0
     assert re.fullmatch(r"pid_\d+_deviceid_0", directory.name)
     return work, directory
 
 
-def test_every_stage_dumped_as_ge_proto_and_onnx(atc_run, model_path, tmp_path):
-    work, directory = _dumps(atc_run, model_path, tmp_path, level="1")
+def test_every_stage_dumped_as_ge_proto_and_onnx(atc_main, model_path, tmp_path):
+    work, directory = _dumps(atc_main, model_path, tmp_path, level="1")
     assert (work / "m.om").exists()
     files = sorted(p.name for p in directory.iterdir())
     assert not [f for f in files if f.endswith(".tmp")]
@@ -70,18 +70,18 @@ def test_every_stage_dumped_as_ge_proto_and_onnx(atc_run, model_path, tmp_path):
     assert {op.type for op in first.graph[0].op} != {op.type for op in last.graph[0].op}
 
 
-def test_default_level_dumps_the_whitelist(atc_run, model_path, tmp_path):
+def test_default_level_dumps_the_whitelist(atc_main, model_path, tmp_path):
     from ge.compiler.dump import WHITELIST
-    _, directory = _dumps(atc_run, model_path, tmp_path, level="")
+    _, directory = _dumps(atc_main, model_path, tmp_path, level="")
     stages = {_parse(p.name)[2] for p in directory.iterdir()}
     assert stages == set(WHITELIST)
 
 
-def test_mode5_reads_a_ge_proto_dump(atc_run, model_path, tmp_path):
-    work, directory = _dumps(atc_run, model_path, tmp_path, level="3")
+def test_mode5_reads_a_ge_proto_dump(atc_main, model_path, tmp_path):
+    work, directory = _dumps(atc_main, model_path, tmp_path, level="3")
     (dump,) = directory.glob("ge_proto_*_MemoryPlanning.txt")
     out = work / "dump.json"
-    run = atc_run("pyatc", "--mode=5", f"--om={dump}", f"--json={out}", cwd=work, cache=False)
+    run = atc_main("--mode=5", f"--om={dump}", f"--json={out}", cwd=work)
     assert run.rc == 0, run.text
     seen = json.loads(out.read_text())
     model_def = text_format.Parse(dump.read_text(), ModelDef())
@@ -89,19 +89,19 @@ def test_mode5_reads_a_ge_proto_dump(atc_run, model_path, tmp_path):
         [(op.name, op.type) for op in model_def.graph[0].op]
     # the same graph as the OM's mode-1 JSON
     om_json = work / "om.json"
-    run = atc_run("pyatc", "--mode=1", f"--om={work / 'm.om'}", f"--json={om_json}",
-                  cwd=work, cache=False)
+    run = atc_main("--mode=1", f"--om={work / 'm.om'}", f"--json={om_json}",
+                   cwd=work)
     assert run.rc == 0, run.text
     from_om = json.loads(om_json.read_text())
     assert [(op["name"], op["type"]) for op in from_om["graph"][0]["op"]] == \
         [(op["name"], op["type"]) for op in seen["graph"][0]["op"]]
 
 
-def test_mode5_refuses_a_non_dump(atc_run, tmp_path):
+def test_mode5_refuses_a_non_dump(atc_main, tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("this is { not a ge_proto dump\n")
-    run = atc_run("pyatc", "--mode=5", f"--om={bad}", f"--json={tmp_path / 'x.json'}",
-                  cwd=tmp_path, cache=False)
+    run = atc_main("--mode=5", f"--om={bad}", f"--json={tmp_path / 'x.json'}",
+                   cwd=tmp_path)
     assert run.rc == 255 and "E10041" in run.stdout, run.text
     assert not (tmp_path / "x.json").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt"]

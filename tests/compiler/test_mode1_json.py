@@ -57,8 +57,8 @@ def _check_value(seen: dict, value, where: str) -> None:
 
 
 @pytest.fixture(scope="module", params=["resnet50_ci", "bert_ci"])
-def compiled_and_json(request, model_path, kernel_cache, tmp_path_factory):
-    options = {"ge.socVersion": SOC, "ge.op_compiler_cache_dir": str(kernel_cache)}
+def compiled_and_json(request, model_path, shared_kernel_cache, tmp_path_factory):
+    options = {"ge.socVersion": SOC, "ge.op_compiler_cache_dir": str(shared_kernel_cache)}
     compiled = compile_model_file(str(model_path(request.param)), 5, options)
     om = tmp_path_factory.mktemp("roundtrip") / "m.om"
     save_om(str(om), compiled, "atc --test")

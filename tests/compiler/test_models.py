@@ -42,7 +42,7 @@ NODE, NETRON = shutil.which("node"), _netron_dir()
 
 
 @pytest.fixture(scope="session")
-def mode1_json(atc_run, compiled, tmp_path_factory):
+def mode1_json(atc_main, compiled, tmp_path_factory):
     """`mode1_json(name)`: `pyatc --mode=1` of the model's OM, parsed (once per session)."""
     done: Dict[str, dict] = {}
     root = tmp_path_factory.mktemp("mode1")
@@ -50,8 +50,7 @@ def mode1_json(atc_run, compiled, tmp_path_factory):
     def get(name: str) -> dict:
         if name not in done:
             out = root / f"{name}.json"
-            run = atc_run("pyatc", "--mode=1", f"--om={compiled(name)}", f"--json={out}",
-                          cwd=root, cache=False)
+            run = atc_main("--mode=1", f"--om={compiled(name)}", f"--json={out}", cwd=root)
             assert run.rc == 0, run.text
             done[name] = json.loads(out.read_text())
         return done[name]
@@ -151,12 +150,12 @@ def randomize_weights(model: onnx.ModelProto, seed: int) -> onnx.ModelProto:
 # activations grow until the softmax is one-hot (BN numbers are covered by the calibrated
 # ResNet-50 and MobileNetV2 generators).
 @pytest.mark.parametrize("name", ["light_inception_v1", "light_squeezenet"])
-def test_randomized_light_model(name, model_path, atc_run, tmp_path):
+def test_randomized_light_model(name, model_path, atc_main, tmp_path):
     source = randomize_weights(onnx.load(str(model_path(name))), seed=7)
     path = tmp_path / f"{name}_random.onnx"
     onnx.save(source, str(path))
-    run = atc_run("pyatc", "--framework=5", f"--model={path}", "--output=random",
-                  "--soc_version=Ascend310P3", cwd=tmp_path)
+    run = atc_main("--framework=5", f"--model={path}", "--output=random",
+                   "--soc_version=Ascend310P3", cwd=tmp_path)
     assert run.rc == 0, run.text
     graph = read_om(str(tmp_path / "random.om")).to_graph()
     for seed in (1, 2):

@@ -243,10 +243,11 @@ def e2e_models(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def e2e(entry_argv, entry_env, e2e_models, tmp_path_factory) -> Dict[str, Compile]:
+def e2e(entry_argv, entry_env, e2e_models, shared_kernel_cache,
+        tmp_path_factory) -> Dict[str, Compile]:
     """Every case of CASES compiled once by the installed `pyatc`, two at a time."""
     root = tmp_path_factory.mktemp("e2e_runs")
-    cache = tmp_path_factory.mktemp("e2e_kernel_cache")
+    cache = shared_kernel_cache
     base = {k: v for k, v in entry_env.items()
             if not k.startswith(("ASCEND_", "DUMP_", "GE_PASS_"))}
     argv = entry_argv("pyatc")

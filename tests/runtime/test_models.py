@@ -15,7 +15,7 @@ from onnx import numpy_helper
 from _build import compile_to_om
 
 import ge.runtime
-from bench.models import MODELS, light
+from bench.models import light
 from ge.runtime.compare import compare_model, random_inputs
 
 RTOL = 1e-4
@@ -27,18 +27,18 @@ def _atol(reference_scale: float) -> float:
 
 
 @pytest.fixture(scope="module")
-def ci_models(tmp_path_factory):
-    out = {}
-    tmp = tmp_path_factory.mktemp("models")
-    for name in CI_MODELS:
-        model = MODELS[name](size="ci")
-        out[name] = (model, compile_to_om(model, tmp / f"{name}.om"))
-    return out
+def ci_models(compiled_model):
+    """ci_models(name) -> (ONNX ModelProto, OM path) of the session's compiled sample
+    (tests/conftest.py compiled_model: each compiled once per session, on first use)."""
+    def get(name: str):
+        sample = compiled_model(f"{name}_ci")
+        return onnx.load(str(sample.onnx)), str(sample.om)
+    return get
 
 
 @pytest.mark.parametrize("name", CI_MODELS)
 def test_ci_model_matches_onnxruntime(ci_models, name):
-    model, om = ci_models[name]
+    model, om = ci_models(name)
     result = compare_model(model, om, rtol=RTOL, atol=1e-4, seed=0)
     for d in result.outputs:
         assert d.max_abs <= _atol(1.0) + 1e-3, (name, d)
@@ -46,7 +46,7 @@ def test_ci_model_matches_onnxruntime(ci_models, name):
 
 
 def test_dump_finds_no_divergence_in_resnet(ci_models):
-    model, om = ci_models["resnet50"]
+    model, om = ci_models("resnet50")
     result = compare_model(model, om, rtol=1e-3, atol=1e-4, dump=True)
     assert len(result.nodes) > 50
     assert result.first_divergence is None, result.first_divergence
@@ -55,7 +55,7 @@ def test_dump_finds_no_divergence_in_resnet(ci_models):
 def test_dump_reports_first_divergence(ci_models, tmp_path):
     """Corrupt one weight of the OM: the first diverging op is the one that reads it."""
     from ge.om import OmContent, read_om, write_om
-    model, om_path = ci_models["resnet50"]
+    model, om_path = ci_models("resnet50")
     om = read_om(om_path)
     gd = om.model_def.graph[0]
     conv = next(op for op in sorted(gd.op, key=lambda o: o.id) if op.type == "Conv2D"
@@ -75,7 +75,7 @@ def test_dump_reports_first_divergence(ci_models, tmp_path):
 
 
 def test_all_on_aicpu_computes_the_same(ci_models, tmp_path):
-    model, om = ci_models["resnet50"]
+    model, om = ci_models("resnet50")
     cpu_om = compile_to_om(model, tmp_path / "cpu.om", {"ge.exec.exclude_engines": "AiCore"})
     fast, cpu = ge.runtime.load(om), ge.runtime.load(cpu_om)
     assert set(cpu.engines.values()) == {"AiCpu"}
@@ -85,9 +85,9 @@ def test_all_on_aicpu_computes_the_same(ci_models, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["squeezenet", "shufflenet"])
-def test_light_model_matches_shipped_output(tmp_path, name):
+def test_light_model_matches_shipped_output(compiled_model, name):
     lm = next(m for m in light.light_models() if m.name == name)
-    om = ge.runtime.load(compile_to_om(lm.path, tmp_path / f"{name}.om"))
+    om = ge.runtime.load(str(compiled_model(f"light_{name}").om))
     out = om.run([light.reference_input(lm.inputs[0][1])])[0]
     ref = numpy_helper.to_array(onnx.load_tensor(lm.reference_output))
     np.testing.assert_allclose(out, ref, rtol=RTOL, atol=1e-6)
