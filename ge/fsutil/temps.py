@@ -14,9 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
 import shutil
-import socket
 import time
 from dataclasses import dataclass
 from typing import Iterator, Optional
@@ -41,7 +39,8 @@ class TempName:
 
 def host_tag() -> str:
     """This host's name, reduced to [A-Za-z0-9_], for names of per-process temporaries."""
-    return "".join(c if c.isalnum() else "_" for c in socket.gethostname())[:32] or "host"
+    # os.uname() rather than socket.gethostname(): the same name, without importing socket
+    return "".join(c if c.isalnum() else "_" for c in os.uname().nodename)[:32] or "host"
 
 
 def pid_alive(pid: int) -> bool:
@@ -64,7 +63,7 @@ def temp_name(path: str, kind: str = "tmp") -> str:
     assert kind in KINDS, kind
     directory, base = os.path.split(os.path.abspath(path))
     return os.path.join(directory,
-                        f".{base}.{kind}-{host_tag()}-{os.getpid()}-{secrets.token_hex(4)}")
+                        f".{base}.{kind}-{host_tag()}-{os.getpid()}-{os.urandom(4).hex()}")
 
 
 def parse_temp_name(name: str) -> Optional[TempName]:
