@@ -48,12 +48,3 @@ def test_every_entry_shows_the_same_screen(entry_argv, entry_env, chain_onnx, tm
     assert any("op compile: " in line for line in lines[1:dots])
     assert lines[dots:] == ["...", SUCCESS, WARNING, "", ""]
 
-
-def test_no_progress_line_without_kernels_to_build(entry_argv, entry_env, chain_onnx, tmp_path):
-    """A warm cache: every kernel is a hit, nothing is built, the screen has no progress."""
-    session = _fresh(entry_argv, entry_env, tmp_path / "warm", chain_onnx, "pyatc")
-    assert session.run().status == 0
-    run = session.run()
-    assert run.status == 0
-    assert "kernels" not in run.raw
-    assert run.lines == [START, "...", SUCCESS, "", ""]
