@@ -161,6 +161,12 @@ CODES: tuple[Code, ...] = (
          cause="The process received Ctrl-C (SIGINT) or a termination request (SIGTERM) before "
                "the run finished; no partial output was left behind.",
          solution="Run the command again to get its result.", ours=True),
+    Code("EP0005", "Graph_Invariant_Broken",
+         "Graph {graph}: {where} breaks an IR invariant: {reason}.",
+         cause="A compiler stage or graph edit left the graph malformed (an edge recorded on "
+               "one end only, a cycle, a required input or a graph output not connected).",
+         solution="Send the log file to the maintainers: this is a compiler defect.",
+         ours=True),
     Code("EP0101", "Invalid_Model_Onnx", "The ONNX model {model} is invalid. Reason: {reason}.",
          solution="Check the model with onnx.checker.", ours=True),
     Code("EP0110", "Kernel_Build_Error", "Failed to build kernel {kernel}. Reason: {reason}",

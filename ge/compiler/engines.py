@@ -5,9 +5,10 @@ One table of engines (id, compute cost = priority, kernel store), one table of
 supported, non-excluded engine of lowest cost and records it in the node attributes
 `_lxfusion_engine_name`, `_lxfusion_op_kernel_lib_name` and `_ge_attr_op_kernel_lib_name`.
 
-What an op supports comes from the op registry and the kernel generator table:
-  - AIcoreEngine / VectorEngine: the op has a C kernel generator and the generator accepts the
-    node's signature (fp32 first; anything else it refuses, with the reason kept for EZ3003);
+What an op supports comes from its op registry entry:
+  - AIcoreEngine / VectorEngine: the op names a C kernel generator (`OpDef.kernel_gen`) and the
+    generator accepts the node's signature (fp32 first; anything else it refuses, with the
+    reason kept for EZ3003);
   - DNN_VM_AICPU: the op has a numpy reference kernel (run by the host runtime);
   - DNN_VM_GE_LOCAL: every op whose registry role is not compute or bypass (graph inputs and
     outputs, constants, calls, the reshape family: `GE_LOCAL_ROLES`).
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from ge.errors import GeError, warn
-from ge.ops import Role, role_of
+from ge.ops import Role
 
 __all__ = ["Engine", "ENGINES", "EXCLUDE_TOKENS", "GE_LOCAL_ROLES", "AICORE",
            "VECTOR", "AICPU", "GE_LOCAL", "COMPILED_ENGINES", "place_engines", "excluded_engines",

@@ -8,7 +8,6 @@ outputs, inherit control edges, then erase replaced nodes that lost every consum
 """
 from __future__ import annotations
 
-import itertools
 import logging
 from typing import Iterable, Optional
 
@@ -25,7 +24,6 @@ STATUS_SUCCESS = 0
 STATUS_FAILED = 0xFFFFFFFF
 PASS_NAME_ATTR = "_fusion_pass_name"   # pass that created a node (list of names, oldest first)
 _BOUNDARY_ROLES = frozenset({Role.DATA, Role.OUTPUT})  # a replaced subgraph never holds these
-_counter = itertools.count()
 
 
 class SpliceError(Exception):
@@ -201,7 +199,8 @@ def splice(graph: Graph, inputs: list[list], outputs: list, replacement: Graph,
 
     `inputs[k]` lists the consumer anchors (node, input slot) that replacement Data k takes
     over (one producer each); `outputs[j]` is the (node, output) whose consumers replacement
-    output j takes over.  Copies are named `<name>_<replaced names>_<n>`, or with
+    output j takes over.  Copies are named `<name>_<replaced names>` (made unique in the graph,
+never from process state, so that two compiles name them alike), or with
     `keep_names` the replacement node's own name once the replaced nodes are gone (unique).
     Returns (replaced nodes, new nodes).  Raises SpliceError, leaving the graph unchanged.
     """
@@ -215,8 +214,7 @@ def splice(graph: Graph, inputs: list[list], outputs: list, replacement: Graph,
     for rn in replacement.topo_order():
         if role_of(rn.type) in _BOUNDARY_ROLES:
             continue
-        name = graph.unique_name(rn.name if keep_names
-                                 else f"{rn.name}_{suffix}_{next(_counter)}")
+        name = graph.unique_name(rn.name if keep_names else f"{rn.name}_{suffix}")
         new = graph.add_node(rn.type, name, [None] * rn.num_inputs,
                              num_outputs=rn.num_outputs, input_names=rn.input_names,
                              output_names=rn.output_names)

@@ -4,9 +4,9 @@ and `compile_ops`, which the pipeline calls after engine placement (compile.py).
 See docs/kernel-abi.md."""
 from .compile import (ATTR_KERNEL_NAME, ATTR_KERNEL_SHA256, CompiledKernels, KernelRef,
                       compile_ops, parallel_jobs)
-from .generators import GENERATORS, check_supported, generator_for
+from .generators import RENDERERS, check_supported, generator_for
 from .signature import OpSignature, TensorSig, signature_of
 
 __all__ = ["compile_ops", "CompiledKernels", "KernelRef", "ATTR_KERNEL_NAME",
-           "ATTR_KERNEL_SHA256", "GENERATORS", "generator_for", "check_supported",
+           "ATTR_KERNEL_SHA256", "RENDERERS", "generator_for", "check_supported",
            "OpSignature", "TensorSig", "signature_of", "parallel_jobs"]

@@ -81,13 +81,19 @@ ACTIVATIONS = (
     ("Softsign", _f64(lambda x, a: x / (1.0 + np.abs(x))), ()),
 )
 
+# Activations the C elementwise generator compiles (OpDef.kernel_gen).
+C_KERNELS = frozenset({"Relu", "LeakyRelu", "Sigmoid", "HardSwish", "Softplus", "Softsign",
+                       "Mish", "Elu", "Selu"})
+
 for _name, _fn, _attrs in ACTIVATIONS:
     register(OpDef(_name, inputs=(Port("x"),), outputs=(Port("y"),), attrs=_attrs,
+                   kernel_gen="elementwise" if _name in C_KERNELS else "",
                    infer=unary_infer("same"), kernel=unary_kernel(_fn, "same"),
                    family=FAMILY, doc=f"activation {_name}"))
 
 # HardSigmoid keeps the CANN port names input_x / output_y.
-register(OpDef("HardSigmoid", inputs=(Port("input_x"),), outputs=(Port("output_y"),),
+register(OpDef("HardSigmoid", kernel_gen="elementwise",
+               inputs=(Port("input_x"),), outputs=(Port("output_y"),),
                attrs=(AttrSpec("alpha", VT.VT_FLOAT, 0.16666666),
                       AttrSpec("beta", VT.VT_FLOAT, 0.5)),
                infer=unary_infer("same"),
@@ -172,12 +178,13 @@ def infer_softmax(ctx):
     return [(shape, dt)]
 
 
-register(OpDef("SoftmaxV2", inputs=(Port("x"),), outputs=(Port("y"),),
+register(OpDef("SoftmaxV2", kernel_gen="softmax", inputs=(Port("x"),), outputs=(Port("y"),),
                attrs=(AttrSpec("axes", VT.VT_LIST_INT, [-1]),
                       AttrSpec("half_to_float", VT.VT_BOOL, False)),
                infer=infer_softmax, kernel=kernel_softmax, family=FAMILY,
                doc="softmax over `axes` (extra attr need_fusion=1: ONNX<13 2-D coercion)"))
-register(OpDef("LogSoftmaxV2", inputs=(Port("logits"),), outputs=(Port("logsoftmax"),),
+register(OpDef("LogSoftmaxV2", kernel_gen="softmax",
+               inputs=(Port("logits"),), outputs=(Port("logsoftmax"),),
                attrs=(AttrSpec("axes", VT.VT_LIST_INT, [-1]),),
                infer=infer_softmax, kernel=kernel_log_softmax, family=FAMILY,
                doc="log-softmax over `axes`"))

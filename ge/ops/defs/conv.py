@@ -293,7 +293,8 @@ def _attrs(nsp, fmt, transposed):
 
 _TAIL = (Port("bias", "optional"), Port("offset_w", "optional"))
 
-register(OpDef("Conv2D", inputs=(Port("x"), Port("filter")) + _TAIL, outputs=(Port("y"),),
+register(OpDef("Conv2D", kernel_gen="conv2d",
+               inputs=(Port("x"), Port("filter")) + _TAIL, outputs=(Port("y"),),
                attrs=_attrs(2, "NHWC", False), infer=_conv_infer(2), kernel=_conv_kernel(2),
                resolve=_conv_resolve(2),
                family=FAMILY, doc="2-D convolution"))

@@ -229,8 +229,17 @@ def kernel_clip(ins, attrs):
     return [np.minimum(np.maximum(x, lo.astype(x.dtype)), hi.astype(x.dtype)).astype(x.dtype)]
 
 
+# Ops of the two tables that the C elementwise generator compiles (OpDef.kernel_gen); the
+# others run on AiCpu with their numpy kernel.
+C_KERNELS = frozenset({
+    "Add", "Sub", "Mul", "RealDiv", "Maximum", "Minimum", "Pow", "Equal", "Less", "Greater",
+    "LessEqual", "GreaterEqual", "Muls", "Adds", "Abs", "Neg", "Sqrt", "Rsqrt", "Reciprocal",
+    "Exp", "Log", "Erf", "Sign", "Floor", "Ceil", "Sin", "Cos", "Tanh",
+})
+
 for _name, _fn, _rule in BINARY:
     register(OpDef(_name, inputs=(Port("x1"), Port("x2")), outputs=(Port("y"),),
+                   kernel_gen="elementwise" if _name in C_KERNELS else "",
                    infer=binary_infer(_rule), kernel=binary_kernel(_fn, _rule),
                    family=FAMILY, doc=f"broadcast {_name}"))
 
@@ -239,19 +248,22 @@ BYPASS = ("TensorMove",)  # a copy: removed when the graph is prepared
 for _name, _fn, _rule, _attrs in UNARY:
     register(OpDef(_name, inputs=(Port("x"),), outputs=(Port("y"),), attrs=_attrs,
                    role=Role.BYPASS if _name in BYPASS else Role.COMPUTE,
+                   kernel_gen="elementwise" if _name in C_KERNELS else "",
                    infer=unary_infer(_rule), kernel=unary_kernel(_fn, _rule),
                    family=FAMILY, doc=f"elementwise {_name}"))
 
 register(OpDef("Cast", inputs=(Port("x"),), outputs=(Port("y"),),
                attrs=(AttrSpec("dst_type", VT.VT_INT),), infer=infer_cast, kernel=kernel_cast,
                family=FAMILY, doc="dtype conversion; dst_type is a GE DataType enum value"))
-register(OpDef("SelectV2", inputs=(Port("condition"), Port("then"), Port("else")),
+register(OpDef("SelectV2", kernel_gen="elementwise",
+               inputs=(Port("condition"), Port("then"), Port("else")),
                outputs=(Port("result"),), infer=infer_select, kernel=kernel_select,
                family=FAMILY, doc="broadcast select (ONNX Where)"))
-register(OpDef("AccumulateNV2", inputs=(Port("x", "dynamic"),), outputs=(Port("y"),),
+register(OpDef("AccumulateNV2", kernel_gen="elementwise",
+               inputs=(Port("x", "dynamic"),), outputs=(Port("y"),),
                attrs=(AttrSpec("N", VT.VT_INT),), infer=infer_broadcast,
                kernel=kernel_accumulate, family=FAMILY, doc="sum of N tensors"))
-register(OpDef("ClipByValue", inputs=(Port("x"), Port("clip_value_min"),
+register(OpDef("ClipByValue", kernel_gen="elementwise", inputs=(Port("x"), Port("clip_value_min"),
                                       Port("clip_value_max")),
                outputs=(Port("y"),), infer=infer_clip, kernel=kernel_clip, family=FAMILY,
                doc="clamp x to [min, max]"))

@@ -100,26 +100,31 @@ _T = (AttrSpec("transpose_x1", VT.VT_BOOL, False), AttrSpec("transpose_x2", VT.V
 _ADJ = (AttrSpec("adj_x1", VT.VT_BOOL, False), AttrSpec("adj_x2", VT.VT_BOOL, False))
 _OFFSET_X = AttrSpec("offset_x", VT.VT_INT, 0)
 
-register(OpDef("MatMul", inputs=(Port("x1"), Port("x2"), Port("bias", "optional")),
+register(OpDef("MatMul", kernel_gen="matmul",
+               inputs=(Port("x1"), Port("x2"), Port("bias", "optional")),
                outputs=(Port("y"),), attrs=_T,
                infer=_infer("transpose_x1", "transpose_x2", 2),
                kernel=_kernel("transpose_x1", "transpose_x2"), family=FAMILY,
                doc="2-D matrix product (+bias)"))
-register(OpDef("MatMulV2", inputs=(Port("x1"), Port("x2"), Port("bias", "optional"),
+register(OpDef("MatMulV2", kernel_gen="matmul",
+               inputs=(Port("x1"), Port("x2"), Port("bias", "optional"),
                                    Port("offset_w", "optional")),
                outputs=(Port("y"),), attrs=_T + (_OFFSET_X,),
                infer=_infer("transpose_x1", "transpose_x2", 2),
                kernel=_kernel("transpose_x1", "transpose_x2"), family=FAMILY,
                doc="2-D matmul with optional bias (ONNX Gemm target)"))
-register(OpDef("BatchMatMul", inputs=(Port("x1"), Port("x2")), outputs=(Port("y"),),
+register(OpDef("BatchMatMul", kernel_gen="matmul",
+               inputs=(Port("x1"), Port("x2")), outputs=(Port("y"),),
                attrs=_ADJ, infer=_infer("adj_x1", "adj_x2"), kernel=_kernel("adj_x1", "adj_x2"),
                family=FAMILY, doc="batched matmul"))
-register(OpDef("BatchMatMulV2", inputs=(Port("x1"), Port("x2"), Port("bias", "optional"),
+register(OpDef("BatchMatMulV2", kernel_gen="matmul",
+               inputs=(Port("x1"), Port("x2"), Port("bias", "optional"),
                                         Port("offset_w", "optional")),
                outputs=(Port("y"),), attrs=_ADJ + (_OFFSET_X,),
                infer=_infer("adj_x1", "adj_x2"), kernel=_kernel("adj_x1", "adj_x2"),
                family=FAMILY, doc="batched matmul with broadcasting (+bias); ONNX MatMul"))
-register(OpDef("GEMM", inputs=(Port("a"), Port("b"), Port("c"), Port("alpha"), Port("beta")),
+register(OpDef("GEMM", kernel_gen="gemm", kernel_consts=(3, 4),
+               inputs=(Port("a"), Port("b"), Port("c"), Port("alpha"), Port("beta")),
                outputs=(Port("y"),),
                attrs=(AttrSpec("transpose_a", VT.VT_BOOL, False),
                       AttrSpec("transpose_b", VT.VT_BOOL, False)),

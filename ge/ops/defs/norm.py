@@ -103,7 +103,8 @@ def kernel_layer_norm(ins, attrs):
     return [y.astype(x.dtype), m.astype(x.dtype), v.astype(x.dtype)]
 
 
-register(OpDef("LayerNorm", inputs=(Port("x"), Port("gamma"), Port("beta")),
+register(OpDef("LayerNorm", kernel_gen="layer_norm",
+               inputs=(Port("x"), Port("gamma"), Port("beta")),
                outputs=(Port("y"), Port("mean"), Port("variance")),
                attrs=(AttrSpec("begin_norm_axis", VT.VT_INT, 0),
                       AttrSpec("begin_params_axis", VT.VT_INT, 0),

@@ -182,11 +182,12 @@ _V3_ATTRS = (AttrSpec("ksize", VT.VT_LIST_INT), AttrSpec("strides", VT.VT_LIST_I
              AttrSpec("global_pooling", VT.VT_BOOL, False),
              AttrSpec("ceil_mode", VT.VT_BOOL, False))
 
-register(OpDef("MaxPoolV3", inputs=(Port("x"),), outputs=(Port("y"),), attrs=_V3_ATTRS,
+register(OpDef("MaxPoolV3", kernel_gen="pool",
+               inputs=(Port("x"),), outputs=(Port("y"),), attrs=_V3_ATTRS,
                infer=_pool_infer(2), kernel=_pool_kernel(2, True), family=FAMILY,
                resolve=_pool_resolve(2, "padding_mode"),
                doc="2-D max pool, CALCULATED/SAME/VALID padding"))
-register(OpDef("AvgPoolV2", inputs=(Port("x"),), outputs=(Port("y"),),
+register(OpDef("AvgPoolV2", kernel_gen="pool", inputs=(Port("x"),), outputs=(Port("y"),),
                attrs=_V3_ATTRS + (AttrSpec("exclusive", VT.VT_BOOL, True),
                                   AttrSpec("divisor_override", VT.VT_INT, 0)),
                infer=_pool_infer(2), kernel=_pool_kernel(2, False), family=FAMILY,
@@ -232,7 +233,8 @@ def kernel_global_avg(ins, attrs):
             .astype(x.dtype)]
 
 
-register(OpDef("GlobalAveragePool", inputs=(Port("x"),), outputs=(Port("y"),),
+register(OpDef("GlobalAveragePool", kernel_gen="reduce", kernel_consts=(1,),
+               inputs=(Port("x"),), outputs=(Port("y"),),
                infer=infer_global_avg, kernel=kernel_global_avg, family=FAMILY,
                doc="mean over all spatial dims, dims kept"))
 
@@ -302,8 +304,12 @@ def reduce_kernel(fn):
     return kernel
 
 
+C_KERNELS = frozenset({"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"})  # kernel_gen
+
 for _name, _fn in REDUCTIONS:
     register(OpDef(_name, inputs=(Port("x"), Port("axes")), outputs=(Port("y"),),
+                   kernel_gen="reduce" if _name in C_KERNELS else "",
+                   kernel_consts=(1,) if _name in C_KERNELS else (),
                    attrs=(AttrSpec("keep_dims", VT.VT_BOOL, False),
                           AttrSpec("noop_with_empty_axes", VT.VT_BOOL, True)),
                    infer=infer_reduce, kernel=reduce_kernel(_fn), family=FAMILY,

@@ -207,10 +207,11 @@ def _transpose_kernel(attr=None):
     return kernel
 
 
-register(OpDef("Transpose", inputs=(Port("x"), Port("perm")), outputs=(Port("y"),),
+register(OpDef("Transpose", kernel_gen="layout", kernel_consts=(1,),
+               inputs=(Port("x"), Port("perm")), outputs=(Port("y"),),
                infer=_transpose_infer(), kernel=_transpose_kernel(), family=FAMILY,
                doc="permute dims by the perm tensor"))
-register(OpDef("TransposeD", inputs=(Port("x"),), outputs=(Port("y"),),
+register(OpDef("TransposeD", kernel_gen="layout", inputs=(Port("x"),), outputs=(Port("y"),),
                attrs=(AttrSpec("perm", VT.VT_LIST_INT),), infer=_transpose_infer("perm"),
                kernel=_transpose_kernel("perm"), family=FAMILY,
                doc="permute dims by attribute"))
@@ -244,11 +245,12 @@ def kernel_expand(ins, attrs):
     return [np.array(np.broadcast_to(x, target))]
 
 
-register(OpDef("BroadcastTo", replicates=True,
+register(OpDef("BroadcastTo", kernel_gen="elementwise", replicates=True,
                inputs=(Port("x"), Port("shape")), outputs=(Port("y"),),
                infer=infer_expand, kernel=kernel_expand, family=FAMILY,
                doc="broadcast x to the shape tensor"))
-register(OpDef("Expand", replicates=True, inputs=(Port("x"), Port("shape")), outputs=(Port("y"),),
+register(OpDef("Expand", kernel_gen="elementwise",
+               replicates=True, inputs=(Port("x"), Port("shape")), outputs=(Port("y"),),
                infer=infer_expand, kernel=kernel_expand, family=FAMILY,
                doc="ONNX bidirectional broadcast of x and the shape tensor"))
 
@@ -375,13 +377,15 @@ def _concat_kernel(axis_slot):
 
 
 _N = (AttrSpec("N", VT.VT_INT, 1),)
-register(OpDef("Concat", inputs=(Port("concat_dim"), Port("x", "dynamic")), outputs=(Port("y"),),
+register(OpDef("Concat", kernel_gen="layout", kernel_consts=(0,),
+               inputs=(Port("concat_dim"), Port("x", "dynamic")), outputs=(Port("y"),),
                attrs=_N, infer=_concat_infer("first"), kernel=_concat_kernel("first"),
                family=FAMILY, doc="concat; axis as first input"))
-register(OpDef("ConcatV2", inputs=(Port("x", "dynamic"), Port("concat_dim")),
+register(OpDef("ConcatV2", kernel_gen="layout", kernel_consts=(-1,),
+               inputs=(Port("x", "dynamic"), Port("concat_dim")),
                outputs=(Port("y"),), attrs=_N, infer=_concat_infer("last"),
                kernel=_concat_kernel("last"), family=FAMILY, doc="concat; axis as last input"))
-register(OpDef("ConcatD", inputs=(Port("x", "dynamic"),), outputs=(Port("y"),),
+register(OpDef("ConcatD", kernel_gen="layout", inputs=(Port("x", "dynamic"),), outputs=(Port("y"),),
                attrs=(AttrSpec("concat_dim", VT.VT_INT),) + _N, infer=_concat_infer(None),
                kernel=_concat_kernel(None), family=FAMILY,
                doc="concat; axis as attribute (ONNX Concat target)"))
@@ -431,11 +435,13 @@ def _split_kernel(variant):
     return kernel
 
 
-register(OpDef("Split", inputs=(Port("split_dim"), Port("x")), outputs=(Port("y", "dynamic"),),
+register(OpDef("Split", kernel_gen="layout", kernel_consts=(0,),
+               inputs=(Port("split_dim"), Port("x")), outputs=(Port("y", "dynamic"),),
                attrs=(AttrSpec("num_split", VT.VT_INT),), infer=_split_infer("Split"),
                kernel=_split_kernel("Split"), family=FAMILY,
                doc="split into num_split equal parts; axis tensor first"))
-register(OpDef("SplitV", inputs=(Port("x"), Port("size_splits"), Port("split_dim")),
+register(OpDef("SplitV", kernel_gen="layout", kernel_consts=(2,),
+               inputs=(Port("x"), Port("size_splits"), Port("split_dim")),
                outputs=(Port("y", "dynamic"),), attrs=(AttrSpec("num_split", VT.VT_INT),),
                infer=_split_infer("SplitV"), kernel=_split_kernel("SplitV"), family=FAMILY,
                doc="split into the given sizes (one -1 allowed)"))
@@ -517,7 +523,7 @@ def kernel_strided_slice_v2(ins, attrs):
     return [x[tuple(slice(b, None if e < 0 else e, s) for b, e, s in params)].copy()]
 
 
-register(OpDef("StridedSliceV2",
+register(OpDef("StridedSliceV2", kernel_gen="layout", kernel_consts=(1, 3, 4),
                inputs=(Port("x"), Port("begin"), Port("end"), Port("axes", "optional"),
                        Port("strides", "optional")),
                outputs=(Port("y"),),
@@ -553,7 +559,8 @@ def kernel_slice(ins, attrs):
     return [x[tuple(slice(o, o + s) for o, s in zip(offsets, size))].copy()]
 
 
-register(OpDef("Slice", inputs=(Port("x"), Port("offsets"), Port("size")), outputs=(Port("y"),),
+register(OpDef("Slice", kernel_gen="layout", kernel_consts=(1,),
+               inputs=(Port("x"), Port("offsets"), Port("size")), outputs=(Port("y"),),
                infer=infer_slice, kernel=kernel_slice, family=FAMILY,
                doc="slice by offsets and sizes (-1 = to the end)"))
 
