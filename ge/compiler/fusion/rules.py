@@ -11,7 +11,6 @@ import numpy as np
 
 from ge import ops
 from ge.graph import Graph, Node
-
 from ge.passes.boundary import splice
 
 from ..graph_utils import input_const, make_const
@@ -54,9 +53,12 @@ def _replace(graph: Graph, out: Node, op_type: str, name: str, slots: list,
             const_descs[i] = const.out_desc(0)
         else:
             src, idx = spec[0].input(spec[1])
-            data, anchors = boundary.setdefault((id(src), idx), (rep.add_node(
-                "Data", f"in{len(boundary)}", attrs={"index": len(boundary)},
-                input_names=["x"], output_names=["y"]), []))
+            if (id(src), idx) not in boundary:     # one replacement input per producer
+                k = len(boundary)
+                boundary[(id(src), idx)] = (rep.add_node(
+                    "Data", f"in{k}", attrs={"index": k}, input_names=["x"],
+                    output_names=["y"]), [])
+            data, anchors = boundary[(id(src), idx)]
             anchors.append(spec)
             edges.append((data, 0))
     new = rep.add_node(op_type, name, inputs=edges, input_names=slot_names,
