@@ -30,22 +30,24 @@ class GraphInvariantError(ValueError):
 
 
 def _edges(graph, fail) -> None:
+    """Both ends of every edge.  Each consumer entry is checked against the input it names,
+    and no input is named twice; then equal counts mean every input edge is listed too."""
     from .graph import Node
     table = graph._nodes
     for name, node in table.items():
         if not isinstance(node, Node) or node._name != name or node._graph is not graph:
             fail("node table", f"entry {name} holds {node!r}, which is not its own node")
+    listed: set = set()             # (id(consumer), input slot) named by some producer
+    n_inputs = 0
     for node in table.values():
         for i, edge in enumerate(node._inputs):
             if edge is None:
                 continue
+            n_inputs += 1
             src, k = edge
             if table.get(src._name) is not src:
                 fail("missing producer", f"{node.name}:{i} reads {src.name}:{k}, which is not "
                                          f"a node of the graph")
-            if not 0 <= k < len(src._outputs) or (node, i) not in src._outputs[k]:
-                fail("one-sided edge", f"{node.name}:{i} reads {src.name}:{k}, but "
-                                       f"{src.name} does not list it as a consumer")
         for k, users in enumerate(node._outputs):
             for dst, j in users:
                 if table.get(dst._name) is not dst:
@@ -54,14 +56,22 @@ def _edges(graph, fail) -> None:
                 if not 0 <= j < len(dst._inputs) or dst._inputs[j] != (node, k):
                     fail("one-sided edge", f"{node.name}:{k} lists {dst.name}:{j} as a "
                                            f"consumer, but that input reads something else")
-            if len(users) != len(set((id(d), j) for d, j in users)):
-                fail("one-sided edge", f"{node.name}:{k} lists a consumer twice")
+                if (id(dst), j) in listed:
+                    fail("one-sided edge", f"{dst.name}:{j} is listed twice as a consumer")
+                listed.add((id(dst), j))
         for c in node._ctrl_in:
             if table.get(c._name) is not c or node not in c._ctrl_out:
                 fail("control edge", f"{c.name} -> {node.name} is not recorded on both ends")
         for c in node._ctrl_out:
             if table.get(c._name) is not c or node not in c._ctrl_in:
                 fail("control edge", f"{node.name} -> {c.name} is not recorded on both ends")
+    if len(listed) != n_inputs:     # some input edge is not listed by its producer: name it
+        for node in table.values():
+            for i, edge in enumerate(node._inputs):
+                if edge is not None and (id(node), i) not in listed:
+                    fail("one-sided edge", f"{node.name}:{i} reads {edge[0].name}:{edge[1]}, "
+                                           f"but {edge[0].name} does not list it as a "
+                                           f"consumer")
 
 
 def _connected(graph, required: Optional[RequiredSlots], fail) -> None:

@@ -52,21 +52,33 @@ def slot_ports(opdef: OpDef, n: int, *, outputs: bool = False) -> list:
             + [(p, None) for p in after])
 
 
-def required_slots(node) -> list[int]:
+_required_cache: dict = {}   # (op type, input count) -> required slots; entries never change
+
+
+def required_slots(node) -> tuple:
     """Input slots of `node` that must be connected (its op's required ports), for
     Graph.verify.  A graph input's own slot is fed by the caller, not by an edge; an unknown op
     or a slot count its op cannot have is left to inference to report."""
-    opdef = get(node.type)
-    if opdef is None or opdef.role == Role.DATA:
-        return []
+    key = (node.type, node.num_inputs)
+    slots = _required_cache.get(key)
+    if slots is None:
+        opdef = get(node.type)
+        if opdef is None:
+            return ()                   # not cached: the type may be registered later
+        slots = _required_cache[key] = _required(opdef, node.num_inputs)
+    return slots
+
+
+def _required(opdef: OpDef, n: int) -> tuple:
     ports = opdef.inputs
-    if not any(p.kind == "dynamic" for p in ports) and node.num_inputs > len(ports):
-        return []
+    if opdef.role == Role.DATA or (not any(p.kind == "dynamic" for p in ports)
+                                   and n > len(ports)):
+        return ()
     try:
-        slots = slot_ports(opdef, node.num_inputs)
+        slots = slot_ports(opdef, n)
     except GeError:
-        return []
-    return [i for i, (port, _) in enumerate(slots) if port.kind == "required"]
+        return ()
+    return tuple(i for i, (port, _) in enumerate(slots) if port.kind == "required")
 
 
 def slot_names(opdef: OpDef, n: int, *, outputs: bool = False) -> list[str]:
