@@ -1,4 +1,4 @@
-"""ge.runtime.blas: OpenBLAS core type from the CPU flags, one thread once loaded."""
+"""ge.blas: the wheel's OpenBLAS on the core type the CPU flags allow, one thread once loaded."""
 from __future__ import annotations
 
 import os
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from ge.runtime import blas
+from ge import blas
 
 AVX2 = {"sse2", "avx", "avx2", "fma"}
 AVX512 = AVX2 | {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}
@@ -27,25 +27,18 @@ def test_core_type_needs_every_flag(flags, core):
 
 
 _PROBE = """
-import cffi
-from ge.runtime import blas
-core = blas.configure(cffi.FFI())
-if not core:
-    raise SystemExit("no OpenBLAS")
-ffi, lib = blas._state["lib"]
-ffi.cdef("int openblas_get_num_threads(void);")
-print(core, lib.openblas_get_num_threads(), blas.configure(cffi.FFI()))
+from ge import blas
+core = blas.load()
+ffi, lib = blas._loaded["lib"]
+print(core, lib.scipy_openblas_get_num_threads(), blas.load())
 """
 
 
-def test_configure_in_a_fresh_process_runs_the_chosen_core_on_one_thread():
-    pytest.importorskip("cffi")
+def test_load_in_a_fresh_process_runs_the_chosen_core_on_one_thread():
     env = {k: v for k, v in os.environ.items() if k != blas.CORETYPE_VAR}
     env.update(PYTHONPATH=ROOT, OPENBLAS_NUM_THREADS="4")
     out = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True,
-                         text=True, check=False)
-    if out.returncode != 0 and "no OpenBLAS" in out.stderr:
-        pytest.skip("OpenBLAS not installed")
+                         text=True, check=True)
     core, threads, again = out.stdout.split()
     assert threads == "1" and again == core
     with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
@@ -53,3 +46,24 @@ def test_configure_in_a_fresh_process_runs_the_chosen_core_on_one_thread():
     expected = blas.core_type_for_flags(flags)
     if expected:
         assert core.lower() == expected.lower()
+
+
+def test_the_users_core_type_wins():
+    env = dict(os.environ, PYTHONPATH=ROOT, **{blas.CORETYPE_VAR: "Haswell"})
+    out = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.split()[0] == "Haswell"
+
+
+def test_a_missing_wheel_is_a_coded_error_naming_the_package(monkeypatch):
+    from ge.errors import GeError
+    monkeypatch.setattr(blas.importlib.util, "find_spec", lambda name: None)
+    blas.locate.cache_clear()
+    try:
+        with pytest.raises(GeError) as info:
+            blas.locate()
+    finally:
+        monkeypatch.undo()
+        blas.locate.cache_clear()
+    assert info.value.code == "EP0113"
+    assert info.value.params["package"] == "scipy-openblas32"

@@ -1,28 +1,30 @@
 """C source -> shared object with the system C compiler, and the toolchain identity that goes
-into every cache key (compiler path + version, flags, OpenBLAS library path + sha256 + version).
+into every cache key (compiler version and target, flags, the BLAS wheel's version and headers).
 
 `build()` runs an argv list (no shell) in a private temporary directory with fixed file names
 (`kernel.c` -> `kernel.so`) and `-ffile-prefix-map`, so the same source gives the same bytes in
-any directory and any process.  The directory is named `.ge_kernel.tmp-<host>-<pid>-<rand>` under
-the temp root, and the compiler's own temporaries go inside it (TMPDIR), so a killed compile
-leaves one recognisable directory, which the next compile_ops removes (clean_stale_build_dirs).
-It knows nothing about ops or the cache.
+any directory and any process.  BLAS kernels are compiled against the headers of the
+scipy-openblas32 wheel and linked to its library by soname (ge.blas): the wheel's location is
+a search path only, never in the key, the flags that are keyed, or the kernel bytes.  The
+directory is named `.ge_kernel.tmp-<host>-<pid>-<rand>` under the temp root, and the compiler's own
+temporaries go inside it (TMPDIR), so a killed compile leaves one recognisable directory, which
+the next compile_ops removes (clean_stale_build_dirs).  It knows nothing about ops or the cache.
 """
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
-import re
 import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
 
+from ge import blas
 from ge.errors import GeError
 from ge.fsutil import sweep, temp_dir
+from ge.host import install_command
 
-__all__ = ["Toolchain", "toolchain", "build", "compile_flags", "KernelBuildError",
+__all__ = ["Toolchain", "toolchain", "build", "compile_flags", "link_libs", "KernelBuildError",
            "clean_stale_build_dirs"]
 
 CC = "cc"
@@ -31,8 +33,8 @@ CC = "cc"
 # vectorised (results are unchanged: only errno would have been set).
 BASE_FLAGS = ("-std=c99", "-O3", "-fno-math-errno", "-fPIC", "-shared", "-fno-ident")
 BUILD_NAME = "ge_kernel"      # work directories get ge.fsutil temporary names of it
-BLAS_HEADER_DIRS = ("/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu",
-                    "/usr/include/openblas", "/usr/include")
+# where the BLAS headers appear in debug information (-ffile-prefix-map), on every machine
+BLAS_INCLUDE_ALIAS = f"{blas.PACKAGE}/include"
 
 
 class KernelBuildError(GeError):
@@ -41,68 +43,34 @@ class KernelBuildError(GeError):
 
 @dataclass(frozen=True)
 class Toolchain:
-    cc_path: str
-    cc_version: str
-    blas_lib: str          # realpath of libopenblas.so, "" when absent
-    blas_sha256: str
-    blas_version: str
+    cc_path: str           # where the compiler is here: used to run it, never keyed
+    cc_version: str        # first line of `cc --version`
+    cc_target: str         # `cc -dumpmachine`
 
     def identity(self, needs_blas: bool) -> dict:
-        ident = {"cc": self.cc_path, "cc_version": self.cc_version}
+        """What determines the kernel bytes besides source and flags; no path of this machine."""
+        ident = {"cc_version": self.cc_version, "cc_target": self.cc_target}
         if needs_blas:
-            ident.update(blas=self.blas_lib, blas_sha256=self.blas_sha256,
-                         blas_version=self.blas_version)
+            ident.update(blas.locate().identity())
         return ident
 
 
-def _sha256_file(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _find_blas() -> tuple:
-    out = subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True, text=True, check=False)
-    lib = ""
-    for line in out.stdout.splitlines():
-        if "libopenblas.so" in line and "=>" in line:
-            lib = os.path.realpath(line.split("=>", 1)[1].strip())
-            break
-    if not lib:
-        for cand in ("/usr/lib/x86_64-linux-gnu/libopenblas.so",
-                     "/usr/lib/aarch64-linux-gnu/libopenblas.so", "/usr/lib/libopenblas.so"):
-            if os.path.exists(cand):
-                lib = os.path.realpath(cand)
-                break
-    if not lib:
-        return "", "", ""
-    version = ""
-    for d in BLAS_HEADER_DIRS:
-        cfg = os.path.join(d, "openblas_config.h")
-        if os.path.exists(cfg):
-            with open(cfg, encoding="utf-8", errors="replace") as f:
-                m = re.search(r'#define\s+OPENBLAS_VERSION\s+"([^"]*)"', f.read())
-            version = m.group(1).strip() if m else ""
-            break
-    return lib, _sha256_file(lib), version
+def _first_line(argv: list) -> str:
+    out = subprocess.run(argv, capture_output=True, text=True, check=False)
+    return (out.stdout.splitlines() or [""])[0].strip()
 
 
 @functools.lru_cache(maxsize=1)
 def toolchain() -> Toolchain:
     cc = shutil.which(CC)
     if cc is None:
-        raise GeError("EP0110", {"reason": "no C compiler (cc) on PATH"},
-                      "Kernel compilation needs the system C compiler 'cc', which is not on PATH.")
-    ver = subprocess.run([cc, "--version"], capture_output=True, text=True, check=False)
-    first = (ver.stdout.splitlines() or [""])[0].strip()
-    lib, sha, version = _find_blas()
-    return Toolchain(os.path.realpath(cc), first, lib, sha, version)
+        raise GeError("EP0114", {"compiler": CC, "install": install_command(["gcc"])})
+    return Toolchain(cc, _first_line([cc, "--version"]), _first_line([cc, "-dumpmachine"]))
 
 
 def compile_flags(needs_blas: bool, debug_flags: tuple = ()) -> list:
-    """Compiler flags (without file names); `debug_flags` come from op debug options."""
+    """Compiler flags that are keyed (no file names, no search paths); `debug_flags` come from
+    op debug options and replace the optimisation level."""
     flags = list(BASE_FLAGS)
     if debug_flags:
         flags = [f for f in flags if not f.startswith("-O")] + list(debug_flags)
@@ -110,7 +78,17 @@ def compile_flags(needs_blas: bool, debug_flags: tuple = ()) -> list:
 
 
 def link_libs(needs_blas: bool) -> list:
-    return (["-lopenblas"] if needs_blas else []) + ["-lm"]
+    return ([f"-l{blas.LINK_NAME}"] if needs_blas else []) + ["-lm"]
+
+
+def _search_paths(needs_blas: bool) -> list:
+    """Where this machine keeps the BLAS wheel: -I/-L and the prefix map that keeps its path out
+    of debug information; they change where files are found, not the bytes."""
+    if not needs_blas:
+        return []
+    where = blas.locate()
+    return [f"-I{where.include_dir}", f"-ffile-prefix-map={where.include_dir}={BLAS_INCLUDE_ALIAS}",
+            f"-L{where.lib_dir}"]
 
 
 def clean_stale_build_dirs(temp_root: str = "") -> list:
@@ -121,20 +99,16 @@ def clean_stale_build_dirs(temp_root: str = "") -> list:
 def build(source: str, needs_blas: bool, debug_flags: tuple = (), what: str = "") -> bytes:
     """Compile one translation unit into a shared object and return its bytes."""
     tc = toolchain()
-    if needs_blas and not tc.blas_lib:
-        raise KernelBuildError("EP0110", {"reason": "OpenBLAS not installed"},
-                               f"Kernel {what} needs OpenBLAS (libopenblas-dev), not installed.")
+    paths = _search_paths(needs_blas)
     with temp_dir(os.path.join(tempfile.gettempdir(), BUILD_NAME)) as work:
         with open(os.path.join(work, "kernel.c"), "w", encoding="utf-8") as f:
             f.write(source)
-        argv = ([tc.cc_path] + compile_flags(needs_blas, debug_flags)
+        argv = ([tc.cc_path] + compile_flags(needs_blas, debug_flags) + paths
                 + [f"-ffile-prefix-map={work}=.", "-o", "kernel.so", "kernel.c"]
                 + link_libs(needs_blas))
         proc = subprocess.run(argv, cwd=work, capture_output=True, text=True, check=False,
                               env=dict(os.environ, TMPDIR=work))
         if proc.returncode != 0:
-            raise KernelBuildError(
-                "EP0110", {"kernel": what, "reason": proc.stderr[-2000:]},
-                f"Failed to compile kernel {what} with {tc.cc_path}: {proc.stderr[-2000:]}")
+            raise KernelBuildError("EP0110", {"kernel": what, "reason": proc.stderr[-2000:]})
         with open(os.path.join(work, "kernel.so"), "rb") as f:
             return f.read()

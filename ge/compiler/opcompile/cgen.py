@@ -8,12 +8,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ge.kernel_abi import ABI_VERSION, KERNEL_SYMBOL, SIGNATURE_SYMBOL, VERSION_SYMBOL
+
 __all__ = ["Unsupported", "KernelSource", "C_TYPE", "ELEM_SIZE", "ABI_VERSION", "KERNEL_SYMBOL",
            "flit", "numel", "strides_of", "broadcast_strides", "coalesce", "loop_nest",
            "kernel_file", "require_dtypes"]
-
-ABI_VERSION = 1
-KERNEL_SYMBOL = "ge_kernel"
 
 
 class Unsupported(Exception):
@@ -146,8 +145,8 @@ def kernel_file(sig, family: str, version: int, decls: list, body: list,
         head.append("#include <cblas.h>")
     head += [
         "",
-        f"const unsigned int ge_kernel_abi_version = {ABI_VERSION}u;",
-        f'const char ge_kernel_signature[] = "{_c_string(sig.canonical())}";',
+        f"const unsigned int {VERSION_SYMBOL} = {ABI_VERSION}u;",
+        f'const char {SIGNATURE_SYMBOL}[] = "{_c_string(sig.canonical())}";',
         "",
     ]
     head += list(helpers)

@@ -1,4 +1,5 @@
-"""Matrix products and 2-D convolution on the system OpenBLAS (`cblas_sgemm`).
+"""Matrix products and 2-D convolution on OpenBLAS (`cblas_sgemm` of the scipy-openblas32 wheel,
+whose symbols carry a prefix: ge.blas).
 
 MatMul/MatMulV2 (2-D, optional bias), BatchMatMul/BatchMatMulV2 (batch broadcasting, optional
 bias), GEMM (constant alpha/beta inputs) and Conv2D in NCHW (im2col into the workspace, then one
@@ -6,12 +7,15 @@ sgemm per image and group; 1x1/stride-1/no-pad convolutions skip im2col).
 """
 from __future__ import annotations
 
+from ge import blas
+
 from .cgen import (KernelSource, Unsupported, broadcast_strides, flit, io_decls, kernel_file,
                    numel, require_dtypes)
 
 __all__ = ["MATMUL_OPS", "VERSION", "render_matmul", "render_gemm", "render_conv2d"]
 
-VERSION = 2
+VERSION = 3
+SGEMM = blas.symbol("cblas_sgemm")
 F = ("DT_FLOAT",)
 MATMUL_OPS = {  # op -> (transpose attr of x1, of x2, batched)
     "MatMul": ("transpose_x1", "transpose_x2", False),
@@ -71,7 +75,7 @@ def render_matmul(sig) -> KernelSource:
     body = [f"    for (int64_t bi = 0; bi < {nb}; ++bi) {{",
             f"        float *c = y0 + bi * {m * n};"]
     body += _bias_fill(2, str(m), n) if has_bias else []
-    body += [f"        cblas_sgemm(CblasRowMajor, {'CblasTrans' if ta else 'CblasNoTrans'}, "
+    body += [f"        {SGEMM}(CblasRowMajor, {'CblasTrans' if ta else 'CblasNoTrans'}, "
              f"{'CblasTrans' if tb else 'CblasNoTrans'}, {m}, {n}, {k}, 1.0f, "
              f"x0 + off_a[bi], {lda}, x1 + off_b[bi], {ldb}, {'1.0f' if has_bias else '0.0f'}, "
              f"c, {n});",
@@ -99,7 +103,7 @@ def render_gemm(sig) -> KernelSource:
         cs = broadcast_strides(sig.inputs[2].shape, [m, n])
         body += [f"    for (int64_t i = 0; i < {m}; ++i) for (int64_t j = 0; j < {n}; ++j)",
                  f"        y0[i * {n} + j] = {flit(beta[0])} * x2[i * {cs[0]} + j * {cs[1]}];"]
-    body += [f"    cblas_sgemm(CblasRowMajor, {'CblasTrans' if ta else 'CblasNoTrans'}, "
+    body += [f"    {SGEMM}(CblasRowMajor, {'CblasTrans' if ta else 'CblasNoTrans'}, "
              f"{'CblasTrans' if tb else 'CblasNoTrans'}, {m}, {n}, {k}, {flit(alpha[0])}, "
              f"x0, {m if ta else k}, x1, {k if tb else n}, {'1.0f' if has_c else '0.0f'}, "
              f"y0, {n});"]
@@ -177,7 +181,7 @@ def render_conv2d(sig) -> KernelSource:
                  f"                const float bv = x2[g * {cog} + o];",
                  f"                for (int64_t p = 0; p < {ohw}; ++p) yg[o * {ohw} + p] = bv;",
                  "            }"]
-    body += [f"            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, {cog}, {ohw}, "
+    body += [f"            {SGEMM}(CblasRowMajor, CblasNoTrans, CblasNoTrans, {cog}, {ohw}, "
              f"{ck}, 1.0f, x1 + g * {cog * ck}, {ck}, {src}, {ohw}, "
              f"{'1.0f' if has_bias else '0.0f'}, yg, {ohw});",
              "        }", "    }"]

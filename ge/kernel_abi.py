@@ -1,0 +1,89 @@
+"""The kernel ABI of the host target (docs/kernel-abi.md) and its one verified loader.
+
+The operator compiler writes kernels to this ABI (ge.compiler.opcompile), the runtime and the
+opcompile tests load them through `KernelLoader`; both import this leaf module, neither imports
+the other.  Loading checks, in this order and before any byte is mapped: the sha256 the caller
+recorded for the kernel, then (after `dlopen`) the ABI version symbol.  The BLAS kernels link is
+loaded first (ge.blas), so a kernel's `NEEDED libscipy_openblas.so` resolves to it.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import weakref
+
+from ge import blas
+from ge.errors import GeError
+
+__all__ = ["ABI_VERSION", "KERNEL_SYMBOL", "VERSION_SYMBOL", "SIGNATURE_SYMBOL", "CDEF",
+           "KernelLoader"]
+
+ABI_VERSION = 1
+KERNEL_SYMBOL = "ge_kernel"
+VERSION_SYMBOL = "ge_kernel_abi_version"
+SIGNATURE_SYMBOL = "ge_kernel_signature"
+CDEF = f"""
+int {KERNEL_SYMBOL}(void *const *inputs, void *const *outputs, void *workspace);
+extern unsigned int {VERSION_SYMBOL};   /* const in the kernel; cffi reads it as a variable */
+extern char {SIGNATURE_SYMBOL}[];
+"""
+LOAD_ERROR = "EP0112"
+
+
+def _refuse(kernel: str, opname: str, reason: str) -> GeError:
+    return GeError(LOAD_ERROR, {"kernel": kernel, "opname": opname or "-", "reason": reason})
+
+
+class KernelLoader:
+    """Loads verified kernel binaries into this process through one cffi FFI.
+
+    Each binary is written to a private (0700) directory, opened RTLD_NOW | RTLD_LOCAL and
+    unlinked at once (the mapping stays valid); `close()` removes the directory."""
+
+    def __init__(self):
+        import cffi
+        self.ffi = cffi.FFI()
+        self.ffi.cdef(CDEF)
+        self._tmpdir = None
+        self._count = 0
+        self._libs: list = []       # keep every library mapped while the loader lives
+
+    def load(self, name: str, data: bytes, sha256: str, opname: str = ""):
+        """The opened library of kernel `name`, after its checks (EP0112 on any failure)."""
+        actual = hashlib.sha256(data).hexdigest()
+        if not sha256 or actual != sha256.lower():
+            raise _refuse(name, opname, f"its sha256 {actual} is not the recorded "
+                                        f"{sha256 or '(none)'}; it was not loaded")
+        if self._tmpdir is None:
+            blas.load()
+            self._tmpdir = tempfile.mkdtemp(prefix="ge_kernels_")
+            os.chmod(self._tmpdir, 0o700)
+            self._cleanup = weakref.finalize(self, shutil.rmtree, self._tmpdir, True)
+        path = os.path.join(self._tmpdir, f"k{self._count}.so")
+        self._count += 1
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        try:
+            lib = self.ffi.dlopen(path, self.ffi.RTLD_NOW | self.ffi.RTLD_LOCAL)
+        except OSError as exc:
+            raise _refuse(name, opname, f"the host cannot load it: {exc}") from None
+        finally:
+            os.unlink(path)
+        try:
+            version = int(getattr(lib, VERSION_SYMBOL))
+            getattr(lib, KERNEL_SYMBOL)
+        except (AttributeError, OSError, NotImplementedError) as exc:
+            raise _refuse(name, opname, f"it does not export the kernel ABI: {exc}") from None
+        if version != ABI_VERSION:
+            raise _refuse(name, opname, f"its ABI version is {version}, this runtime runs "
+                                        f"version {ABI_VERSION}")
+        self._libs.append(lib)
+        return lib
+
+    def close(self) -> None:
+        if self._tmpdir is not None:
+            self._cleanup()
+            self._tmpdir = None
