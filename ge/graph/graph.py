@@ -202,7 +202,12 @@ class Node:
     def out_desc(self, i: int) -> TensorDesc:
         return self._out_descs[i]
 
+    def _edited(self) -> None:
+        if self._graph is not None:
+            self._graph._edits += 1
+
     def add_output(self, name: str | None = None) -> int:
+        self._edited()
         self._outputs.append([])
         self._out_descs.append(TensorDesc())
         self._out_names.append(name or f"y{len(self._outputs) - 1}")
@@ -210,6 +215,7 @@ class Node:
         return len(self._outputs) - 1
 
     def add_input(self, name: str | None = None) -> int:
+        self._edited()
         self._inputs.append(None)
         self._in_descs.append(TensorDesc())
         self._in_names.append(name or f"x{len(self._inputs) - 1}")
@@ -230,6 +236,10 @@ class Graph:
         self.parent_graph: Optional[Graph] = None
         self.parent_node: Optional[Node] = None
         self._name_counter = 0
+        # Structural edits so far (nodes, edges, slots, order): Graph.verify skips a graph
+        # whose structure has not changed since it last passed.  Attributes do not count.
+        self._edits = 0
+        self._verified = None
 
     name = property(lambda self: self._name)
 
@@ -258,6 +268,7 @@ class Graph:
         n_out = len(output_names) if output_names is not None else num_outputs
         name = self.unique_name(name or op_type)
         node = Node._make(self, name, op_type, n_in, n_out)
+        self._edits += 1
         if input_names:
             node._in_names = list(input_names)
         if output_names:
@@ -276,6 +287,7 @@ class Graph:
         """Set dst's input dst_idx to src:src_idx (replacing any existing edge)."""
         if dst._inputs[dst_idx] is not None:
             self.disconnect(dst, dst_idx)
+        self._edits += 1
         dst._inputs[dst_idx] = (src, src_idx)
         src._outputs[src_idx].append((dst, dst_idx))
 
@@ -284,6 +296,7 @@ class Graph:
         if edge is None:
             return
         src, src_idx = edge
+        self._edits += 1
         src._outputs[src_idx] = [(d, i) for d, i in src._outputs[src_idx]
                                  if not (d is dst and i == dst_idx)]
         dst._inputs[dst_idx] = None
@@ -313,12 +326,14 @@ class Graph:
         for c in node._ctrl_out:
             c._ctrl_in = [x for x in c._ctrl_in if x is not node]
         node._ctrl_in, node._ctrl_out = [], []
+        self._edits += 1
         del self._nodes[node._name]
         node._graph = None
 
     def rename_node(self, node: Node, new_name: str) -> None:
         if new_name in self._nodes:
             raise RuntimeError(f"node name {new_name} already exists in graph {self._name}")
+        self._edits += 1
         del self._nodes[node._name]
         node._name = new_name
         self._nodes[new_name] = node
@@ -384,6 +399,7 @@ class Graph:
     def sort(self) -> None:
         """Reorder the node table topologically (deterministic)."""
         self._nodes = {n.name: n for n in self.topo_order()}
+        self._edits += 1
 
     def root(self) -> "Graph":
         g = self
@@ -449,6 +465,7 @@ class Graph:
         self._own(src, "src")
         self._own(dst, "dst")
         if dst not in src._ctrl_out:
+            self._edits += 1
             src._ctrl_out.append(dst)
             dst._ctrl_in.append(src)
 
@@ -458,6 +475,7 @@ class Graph:
         if src_port == -1 or dst_port == -1:
             if dst not in src._ctrl_out:
                 raise RuntimeError(f"no control edge {src.name} -> {dst.name}")
+            self._edits += 1
             src._ctrl_out.remove(dst)
             dst._ctrl_in.remove(src)
             return
@@ -492,6 +510,7 @@ class Graph:
         if graph.name in root._subgraphs:
             raise RuntimeError(f"subgraph {graph.name} already exists")
         root._subgraphs[graph.name] = graph
+        root._edits += 1
         graph.parent_graph = self if parent_node is None else parent_node.graph
         graph.parent_node = parent_node
         for sub in list(graph._subgraphs.values()):  # adopt nested subgraphs
@@ -501,6 +520,7 @@ class Graph:
     def remove_subgraph(self, name: str) -> None:
         if self.root()._subgraphs.pop(name, None) is None:
             raise RuntimeError(f"subgraph {name} not found")
+        self.root()._edits += 1
 
     def save_to_air(self, file_path: str) -> None:
         from .serialize import save_air

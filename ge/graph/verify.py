@@ -9,7 +9,9 @@ A graph is well formed when:
   - every input slot that must be connected is (the rule comes from the caller: ge.graph
     knows no ops, the op registry does: `ge.ops.required_slots`);
   - it has exactly one NetOutput and every NetOutput input is connected.
-Subgraphs of a root graph are checked too, except those whose parent node is gone.
+Subgraphs of a root graph are checked too, except those whose parent node is gone.  A graph
+whose structure is unchanged since it last passed (Graph._edits: nodes, edges, slots, order)
+is not walked again, so a stage that only sets attributes costs nothing here.
 
 `verify` raises GraphInvariantError naming the graph, the broken rule and the nodes; it
 never changes the graph.  The callers turn it into a coded error naming the stage or pass.
@@ -30,45 +32,45 @@ class GraphInvariantError(ValueError):
 
 
 def _edges(graph, fail) -> None:
-    """Both ends of every edge.  Each consumer entry is checked against the input it names,
-    and no input is named twice; then equal counts mean every input edge is listed too."""
+    """Both ends of every edge.  Each consumer entry must name an input that reads it back,
+    and a list never names one input twice (an input reads one producer, so no two lists
+    share an entry); then equal counts mean every input edge is listed by its producer."""
     from .graph import Node
     table = graph._nodes
     for name, node in table.items():
         if not isinstance(node, Node) or node._name != name or node._graph is not graph:
             fail("node table", f"entry {name} holds {node!r}, which is not its own node")
-    listed: set = set()             # (id(consumer), input slot) named by some producer
-    n_inputs = 0
+    n_inputs = n_listed = 0
     for node in table.values():
         for i, edge in enumerate(node._inputs):
             if edge is None:
                 continue
             n_inputs += 1
-            src, k = edge
-            if table.get(src._name) is not src:
-                fail("missing producer", f"{node.name}:{i} reads {src.name}:{k}, which is not "
-                                         f"a node of the graph")
+            if edge[0]._graph is not graph:     # erased nodes and other graphs' nodes
+                fail("missing producer", f"{node.name}:{i} reads {edge[0].name}:{edge[1]}, "
+                                         f"which is not a node of the graph")
         for k, users in enumerate(node._outputs):
             for dst, j in users:
-                if table.get(dst._name) is not dst:
+                if dst._graph is not graph:
                     fail("missing consumer", f"{node.name}:{k} feeds {dst.name}:{j}, which "
                                              f"is not a node of the graph")
-                if not 0 <= j < len(dst._inputs) or dst._inputs[j] != (node, k):
+                edge = dst._inputs[j] if 0 <= j < len(dst._inputs) else None
+                if edge is None or edge[0] is not node or edge[1] != k:
                     fail("one-sided edge", f"{node.name}:{k} lists {dst.name}:{j} as a "
                                            f"consumer, but that input reads something else")
-                if (id(dst), j) in listed:
-                    fail("one-sided edge", f"{dst.name}:{j} is listed twice as a consumer")
-                listed.add((id(dst), j))
+            n_listed += len(users)
+            if len(users) > 1 and len({(id(d), j) for d, j in users}) != len(users):
+                fail("one-sided edge", f"{node.name}:{k} lists a consumer twice")
         for c in node._ctrl_in:
-            if table.get(c._name) is not c or node not in c._ctrl_out:
+            if c._graph is not graph or node not in c._ctrl_out:
                 fail("control edge", f"{c.name} -> {node.name} is not recorded on both ends")
         for c in node._ctrl_out:
-            if table.get(c._name) is not c or node not in c._ctrl_in:
+            if c._graph is not graph or node not in c._ctrl_in:
                 fail("control edge", f"{node.name} -> {c.name} is not recorded on both ends")
-    if len(listed) != n_inputs:     # some input edge is not listed by its producer: name it
+    if n_listed != n_inputs:        # some input edge is not listed by its producer: name it
         for node in table.values():
             for i, edge in enumerate(node._inputs):
-                if edge is not None and (id(node), i) not in listed:
+                if edge is not None and (node, i) not in edge[0]._outputs[edge[1]]:
                     fail("one-sided edge", f"{node.name}:{i} reads {edge[0].name}:{edge[1]}, "
                                            f"but {edge[0].name} does not list it as a "
                                            f"consumer")
@@ -109,9 +111,11 @@ def _verify_one(graph, required: Optional[RequiredSlots]) -> None:
 def verify(graph, required: Optional[RequiredSlots] = None) -> None:
     """Check `graph` and its live subgraphs; raise GraphInvariantError on the first broken
     rule.  `required(node)` gives the input slots that must be connected."""
-    _verify_one(graph, required)
-    if graph.parent_graph is not None:
-        return
-    for sub in graph._subgraphs.values():
-        if sub.parent_node is None or sub.parent_node.graph is not None:
-            _verify_one(sub, required)
+    graphs = [graph]
+    if graph.parent_graph is None:
+        graphs += [sub for sub in graph._subgraphs.values()
+                   if sub.parent_node is None or sub.parent_node.graph is not None]
+    for g in graphs:
+        if g._verified != (required, g._edits):
+            _verify_one(g, required)
+            g._verified = (required, g._edits)

@@ -152,3 +152,20 @@ def test_remove_node_unlinks_its_consumers():
     g.remove_node(g.node("relu"))
     assert g.node("relu") is None and g.node("neg").input(0) is None
     assert broken(g).rule == "unconnected input"
+
+
+def test_unchanged_structure_is_not_walked_again_but_any_edit_is(monkeypatch):
+    import ge.graph.verify as verify_module
+    walks = []
+    real = verify_module._verify_one
+    monkeypatch.setattr(verify_module, "_verify_one",
+                        lambda g, required: (walks.append(g.name), real(g, required)))
+    g = chain()
+    g.verify(ops.required_slots)
+    g.node("relu").set_attr("alpha", 1.0)          # attributes are not structure
+    g.verify(ops.required_slots)
+    assert walks == ["g"]
+    g.add_node("Abs", "abs", inputs=[(g.node("x"), 0)])
+    g.disconnect(g.node("neg"), 0)                 # any edit through the graph is seen
+    assert broken(g).rule == "unconnected input"
+    assert walks == ["g", "g"]
