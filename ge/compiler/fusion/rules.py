@@ -110,16 +110,21 @@ def fold_conv_batchnorm(graph: Graph) -> int:
     return count
 
 
-MATMUL_WITH_BIAS = ("MatMul", "MatMulV2", "BatchMatMulV2")  # IR ops with a `bias` input
+def _matmul_bias_slot(op_type: str) -> int | None:
+    """The `bias` input slot of a compiled matrix product (registry facts), else None."""
+    opdef = ops.get(op_type)
+    if opdef is None or opdef.kernel_gen != "matmul":
+        return None
+    return next((i for i, p in enumerate(opdef.inputs) if p.name == "bias"), None)
 
 
 def fuse_matmul_add(graph: Graph) -> int:
-    """MatMulV2/BatchMatMulV2(a, b) -> Add(., c[N])  ==>  matmul with bias input c."""
+    """MatMul/MatMulV2/BatchMatMulV2(a, b) -> Add(., c[N])  ==>  matmul with bias input c."""
     count = 0
     for mm in graph.topo_order():
-        if mm.type not in MATMUL_WITH_BIAS or mm.graph is None:
+        slot = _matmul_bias_slot(mm.type)
+        if slot is None or mm.graph is None:
             continue
-        slot = ops.get(mm.type).input_index("bias")
         if mm.num_inputs > slot and mm.input(slot) is not None:
             continue
         add = _single_consumer(mm)
