@@ -70,7 +70,9 @@ def _edges(graph, fail) -> None:
     if n_listed != n_inputs:        # some input edge is not listed by its producer: name it
         for node in table.values():
             for i, edge in enumerate(node._inputs):
-                if edge is not None and (node, i) not in edge[0]._outputs[edge[1]]:
+                outs = edge[0]._outputs if edge is not None else ()
+                if edge is not None and (not 0 <= edge[1] < len(outs)
+                                         or (node, i) not in outs[edge[1]]):
                     fail("one-sided edge", f"{node.name}:{i} reads {edge[0].name}:{edge[1]}, "
                                            f"but {edge[0].name} does not list it as a "
                                            f"consumer")

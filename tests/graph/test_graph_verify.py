@@ -169,3 +169,11 @@ def test_unchanged_structure_is_not_walked_again_but_any_edit_is(monkeypatch):
     g.disconnect(g.node("neg"), 0)                 # any edit through the graph is seen
     assert broken(g).rule == "unconnected input"
     assert walks == ["g", "g"]
+
+
+def test_input_reading_an_output_its_producer_does_not_have():
+    g = chain()
+    g.node("neg")._inputs[0] = (g.node("relu"), 3)
+    g.node("relu")._outputs[0].clear()
+    err = broken(g)
+    assert err.rule == "one-sided edge" and "neg:0 reads relu:3" in err.detail
