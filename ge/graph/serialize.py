@@ -1,7 +1,7 @@
 """Graph <-> ge.proto ModelDef/GraphDef (AIR files, ge_proto text dumps, MODEL_DEF of an OM).
 
 Owns the mapping between the in-memory IR (ge.graph) and the protobuf schema of
-ge/om/proto_schema.py (spec/om-format.md §8); it does not know the OM container.
+ge/proto/ge_ir.py (spec/om-format.md §8); it does not know the OM container.
 
 Mapping rules (spec/om-format.md §8.2-§8.4):
 - ModelDef.graph[0] is the root graph, then every subgraph (the root owns them all, flattened).
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ge.errors import GeError
-from ge.om import proto_schema as pb
+from ge.proto import ge_ir as pb
 
 from .attrs import kind_of
 from .graph import CONST_TYPES, Graph
@@ -541,7 +541,7 @@ def graph_to_text(graph: Graph, fmt: DumpFormat = DumpFormat.kTxt) -> str:
     if fmt == DumpFormat.kTxt:
         return text_format.MessageToString(graph_to_model_def(graph))
     if fmt == DumpFormat.kOnnx:
-        from ge.om.onnx_dump import graph_to_onnx
+        from .onnx_dump import graph_to_onnx
         return text_format.MessageToString(graph_to_onnx(graph))
     from .dump import readable
     return readable(graph)

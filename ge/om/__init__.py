@@ -7,8 +7,8 @@ Public API (docs/om.md):
     om_to_json(path) -> str             pbtxt_to_json(path) -> str
     om_info(path) -> dict
 
-Names are resolved lazily so that ge.graph.serialize can import ge.om.proto_schema without
-an import cycle through the writer.
+Names are resolved lazily, so importing ge.om costs nothing until a name is used; the message
+classes are those of ge.proto.ge_ir (re-exported here).
 """
 from __future__ import annotations
 
@@ -23,10 +23,9 @@ _EXPORTS = {
     "extract_weights": "weights", "restore_weights": "weights",
     "PartitionType": "container", "OmHeader": "container", "Partition": "container",
     "TensorInfo": "container",
-    "ModelDef": "proto_schema", "GraphDef": "proto_schema", "OpDef": "proto_schema",
-    "AttrDef": "proto_schema", "TensorDescriptor": "proto_schema", "TensorDef": "proto_schema",
-    "ModelTaskDef": "proto_schema", "TaskDef": "proto_schema", "KernelDef": "proto_schema",
-    "KernelContext": "proto_schema",
+    **{name: "ge.proto.ge_ir" for name in (
+        "ModelDef", "GraphDef", "OpDef", "AttrDef", "TensorDescriptor", "TensorDef",
+        "ModelTaskDef", "TaskDef", "KernelDef", "KernelContext")},
 }
 
 __all__ = sorted(_EXPORTS)
@@ -36,6 +35,7 @@ def __getattr__(name: str):
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'ge.om' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    where = module if "." in module else f"{__name__}.{module}"
+    value = getattr(importlib.import_module(where), name)
     globals()[name] = value
     return value

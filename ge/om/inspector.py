@@ -16,7 +16,7 @@ import json
 from google.protobuf import text_format
 from google.protobuf.descriptor import FieldDescriptor
 
-from . import proto_schema as pb
+from ge.proto import ge_ir as pb
 from .container import PartitionType, om_error
 from .reader import read_om
 

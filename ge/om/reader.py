@@ -13,7 +13,7 @@ from google.protobuf.message import DecodeError
 
 from ge.graph import serialize as ser
 
-from . import proto_schema as pb
+from ge.proto import ge_ir as pb
 from .container import (OmHeader, Partition, PartitionType, om_error, unpack_header,
                         unpack_inout_info, unpack_kernel_store, unpack_tables)
 from .weights import restore_weights

@@ -23,7 +23,7 @@ from ge.graph import serialize as ser
 from ge.graph.attrs import kind_of
 from ge.graph.types import AttrValueType as VT, dtype_size
 
-from . import proto_schema as pb
+from ge.proto import ge_ir as pb
 from .container import (HEADER_SIZE, OmHeader, PartitionType, TensorInfo, fixed_str,
                         pack_header, pack_inout_info, pack_kernel_store, table_parts,
                         table_size)

@@ -17,7 +17,7 @@ from ge.graph import DataType, Graph, Tensor
 from ge.graph.serialize import save_air
 from ge.offline_compile import build_model, save_model
 from ge.om import read_om
-from ge.om.proto_schema import ModelDef
+from ge.proto.ge_ir import ModelDef
 
 MODEL_DEF = 0           # OM partition holding the ModelDef
 SOC = "Ascend310P3"

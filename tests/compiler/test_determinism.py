@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ge.om import read_om
-from ge.om.proto_schema import ModelDef
+from ge.proto.ge_ir import ModelDef
 
 from .conftest import compile_args
 

@@ -10,7 +10,7 @@ import onnx
 from google.protobuf import text_format
 
 from ge.compiler.pipeline import STAGES
-from ge.om.proto_schema import ModelDef
+from ge.proto.ge_ir import ModelDef
 
 from .conftest import compile_args
 

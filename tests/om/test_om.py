@@ -11,7 +11,7 @@ from ge.errors import GeError
 from ge.graph import Graph
 from ge.graph import serialize as ser
 from ge.om import (OmContent, PartitionType, build_om, parse_om, read_om, write_om)
-from ge.om import proto_schema as pb
+from ge.proto import ge_ir as pb
 from ge.om.weights import extract_weights
 
 from ._graphs import conv_net, describe_all, if_net

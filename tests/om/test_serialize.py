@@ -10,7 +10,7 @@ from google.protobuf import text_format
 from ge.errors import GeError
 from ge.graph import DataType, DumpFormat, Graph
 from ge.graph import serialize as ser
-from ge.om import proto_schema as pb
+from ge.proto import ge_ir as pb
 
 from ._graphs import conv_net, describe_all, every_attr_node, if_net
 

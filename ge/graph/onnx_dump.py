@@ -11,7 +11,7 @@ from __future__ import annotations
 import onnx
 from onnx import helper, numpy_helper
 
-from ge.graph.types import AttrValueType as VT, DataType
+from .types import AttrValueType as VT, DataType
 
 __all__ = ["graph_to_onnx"]
 
