@@ -5,6 +5,9 @@ TASK_GEN_WEIGHT_ADDR + offset inside WEIGHTS_DATA.
 """
 from __future__ import annotations
 
+from ge.om.plan import (KERNEL_TYPE_AI_CPU, KERNEL_TYPE_TE, MODEL_TASK_KERNEL, TASK_GEN_BASE_ADDR,
+                         TASK_GEN_WEIGHT_ADDR)
+from ge.graph.attr_names import ATTR_KERNEL_NAME
 from ge import __version__
 from ge.graph import CONST_TYPES, serialize as ser
 from ge.graph.types import AttrValueType as VT
@@ -12,8 +15,6 @@ from ge.ops import Role, role_of
 
 from .opcompile.cgen import KERNEL_SYMBOL
 
-TASK_GEN_BASE_ADDR = 0
-TASK_GEN_WEIGHT_ADDR = 1 << 40
 
 
 def _addresses(graph_def, plan) -> dict:
@@ -55,9 +56,6 @@ def _fill_addresses(model_def, plan) -> None:
 
 
 # ModelTaskType / ccKernelType values (spec/om-format.md §9)
-MODEL_TASK_KERNEL = 0
-KERNEL_TYPE_TE = 2
-KERNEL_TYPE_AI_CPU = 6
 NO_TASK_ROLES = frozenset({Role.DATA, Role.CONST, Role.OUTPUT})  # nothing to execute
 
 
@@ -81,9 +79,9 @@ def build_tasks(model_def):
             kernel = task.kernel
             kernel.context.op_index = op.id
             kernel.context.op_id = graph_index
-            if "_kernelname" in op.attr:
+            if ATTR_KERNEL_NAME in op.attr:
                 kernel.context.kernel_type = KERNEL_TYPE_TE
-                kernel.kernel_name = op.attr["_kernelname"].s.decode()
+                kernel.kernel_name = op.attr[ATTR_KERNEL_NAME].s.decode()
                 kernel.stub_func = KERNEL_SYMBOL
             else:
                 kernel.context.kernel_type = KERNEL_TYPE_AI_CPU

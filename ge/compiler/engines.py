@@ -19,6 +19,7 @@ import logging
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
+from ge.graph.attr_names import ATTR_ENGINE, ATTR_KERNEL_LIB, ATTR_OP_KERNEL_LIB
 from ge.errors import GeError, warn
 from ge.ops import Role
 
@@ -64,9 +65,6 @@ EXCLUDE_TOKENS = {
 # reshape family (output 0 holds the bytes of input 0).
 GE_LOCAL_ROLES = frozenset({Role.DATA, Role.CONST, Role.OUTPUT, Role.CONTROL, Role.ALIAS})
 
-ATTR_ENGINE = "_lxfusion_engine_name"
-ATTR_KERNEL_LIB = "_lxfusion_op_kernel_lib_name"
-ATTR_OP_KERNEL_LIB = "_ge_attr_op_kernel_lib_name"
 OPT_EXCLUDE = "ge.exec.exclude_engines"
 OPT_ENGINE_TYPE = "ge.engineType"
 WARN_UNKNOWN_ENGINE = "WP0110"

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ge.om.plan import MEMORY_ALIGN
 from ge.graph import Graph, Node
 from ge.graph.types import dtype_size
 from ge.ops import Role, role_of
 
-ALIGN = 64
 NO_MEMORY_ROLES = frozenset({Role.CONST, Role.OUTPUT})  # weights, or no output at all
 
 
 def _align(n: int) -> int:
-    return (n + ALIGN - 1) // ALIGN * ALIGN
+    return (n + MEMORY_ALIGN - 1) // MEMORY_ALIGN * MEMORY_ALIGN
 
 
 def tensor_bytes(node: Node, idx: int) -> int:

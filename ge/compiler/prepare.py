@@ -6,6 +6,7 @@ import logging
 
 import numpy as np
 
+from ge.graph.attr_names import ATTR_PARENT_INDEX
 from ge import ops
 from ge.ops import Role
 from ge.errors import GeError
@@ -111,7 +112,7 @@ def _sync_data(graph: Graph, node: Node) -> None:
 
 def _bind_subgraph_inputs(parent: Node, sub: Graph) -> None:
     for data in sub.data_nodes():
-        idx = data.attr("_parent_node_index")
+        idx = data.attr(ATTR_PARENT_INDEX)
         if idx is None or idx >= parent.num_inputs:
             continue
         desc = parent.in_desc(idx)

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
+from .attr_names import ATTR_ORIGIN
 from ge.errors import GeError
 
 from .attrs import kind_of, normalize
 from .tensor import TensorDesc
 from .types import AttrValueType as VT, DumpFormat
 
-ORIGIN_ATTR = "_datadump_original_op_names"
 INVARIANT_ERROR = "EP0005"   # Graph {graph}: {where} breaks an IR invariant: {reason}.
 CONST_TYPES = ("Const", "Constant")  # op types whose output is the attr `value`
 Edge = tuple  # (Node, port index)
@@ -107,12 +107,12 @@ class Node:
 
     @property
     def origin(self) -> list[str]:
-        return list(self.attr(ORIGIN_ATTR, []))
+        return list(self.attr(ATTR_ORIGIN, []))
 
     def merge_origin(self, names: Iterable[str]) -> None:
         merged = self.origin
         merged += [n for n in names if n not in merged]
-        self.set_attr_kind(ORIGIN_ATTR, VT.VT_LIST_STRING, merged)
+        self.set_attr_kind(ATTR_ORIGIN, VT.VT_LIST_STRING, merged)
 
     # -- tensor-level attributes ------------------------------------------------------------
     def get_input_attr(self, name, i):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .attr_names import ATTR_SUBGRAPH_IR_NAMES
 from ge.errors import GeError
 from ge.proto import ge_ir as pb
 
@@ -41,7 +42,7 @@ _PROTO_DT = {name: i for i, name in enumerate(pb.PROTO_DTYPE_NAMES)}
 _DESC_STD_ATTRS = ("origin_format", "origin_format_for_int", "format_for_int",
                    "origin_shape_initialized", "origin_shape", "origin_data_type")
 _META_ATTRS = ("_input_name_key", "_input_name_value", "_output_name_key",
-               "_output_name_value", "_subgraph_ir_names")
+               "_output_name_value", ATTR_SUBGRAPH_IR_NAMES)
 
 
 def _bad(source: str, reason: str) -> GeError:
@@ -343,7 +344,7 @@ def _node_to_op_def(node, op, op_id: int, weights: list | None = None) -> None:
         desc_to_proto(node.out_desc(i), op.output_desc.add(), node._out_attrs[i])
     if node.subgraphs:
         op.subgraph_name.extend(node.subgraphs.values())
-        _set_list(op.attr, "_subgraph_ir_names", VT.VT_LIST_STRING, node.subgraphs.keys())
+        _set_list(op.attr, ATTR_SUBGRAPH_IR_NAMES, VT.VT_LIST_STRING, node.subgraphs.keys())
 
 
 def graph_to_graph_def(graph: Graph, out, op_hook=None, weights: list | None = None) -> None:
@@ -429,8 +430,8 @@ def _build_nodes(graph: Graph, graph_def, source: str) -> None:
             node._in_descs[i], node._in_attrs[i] = desc_from_proto(td)
         for i, td in enumerate(op.output_desc):
             node._out_descs[i], node._out_attrs[i] = desc_from_proto(td)
-        ir_names = [s.decode("utf-8", "replace") for s in op.attr["_subgraph_ir_names"].list.s] \
-            if "_subgraph_ir_names" in op.attr else []
+        ir_names = [s.decode("utf-8", "replace") for s in op.attr[ATTR_SUBGRAPH_IR_NAMES].list.s] \
+            if ATTR_SUBGRAPH_IR_NAMES in op.attr else []
         if len(ir_names) != len(op.subgraph_name):
             ir_names = [f"subgraph_{i}" for i in range(len(op.subgraph_name))]
         node.subgraphs = dict(zip(ir_names, op.subgraph_name))

@@ -16,7 +16,6 @@ import importlib
 
 _EXPORTS = {
     "OmContent": "writer", "build_om": "writer", "write_om": "writer", "host_target": "writer",
-    "TARGET_ATTR": "writer",
     "OmFile": "reader", "read_om": "reader", "parse_om": "reader",
     "om_to_json": "inspector", "pbtxt_to_json": "inspector", "om_info": "inspector",
     "model_def_to_json": "inspector",

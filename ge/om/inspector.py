@@ -16,6 +16,7 @@ import json
 from google.protobuf import text_format
 from google.protobuf.descriptor import FieldDescriptor
 
+from ge.graph.attr_names import ATTR_TARGET
 from ge.proto import ge_ir as pb
 from .container import PartitionType, om_error
 from .reader import read_om
@@ -106,6 +107,6 @@ def om_info(path: str) -> dict:
     info["om_info_list"] = sizes
     if sizes is not None and len(sizes) == len(OM_INFO_KEYS):
         info.update(zip(OM_INFO_KEYS, sizes))
-    info["target"] = om.model_attr("_pyatc_target", "")
+    info["target"] = om.model_attr(ATTR_TARGET, "")
     return info
 

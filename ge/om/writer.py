@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence, Union
 
+from ge.graph.attr_names import ATTR_TARGET
 from ge.errors import GeError
 from ge.fsutil import publish
 from ge.host import host_cpu, host_os
@@ -29,9 +30,8 @@ from .container import (HEADER_SIZE, OmHeader, PartitionType, TensorInfo, fixed_
                         table_size)
 from .weights import weight_parts
 
-__all__ = ["OmContent", "build_om", "write_om", "host_target", "TARGET_ATTR"]
+__all__ = ["OmContent", "build_om", "write_om", "host_target"]
 
-TARGET_ATTR = "_pyatc_target"
 # --framework option value -> framework_type model attribute (spec/om-format.md §8.5)
 FRAMEWORK_NAMES = {"0": "Caffe", "1": "MindSpore", "3": "TensorFlow", "4": "Android_NN",
                    "5": "Onnx"}
@@ -176,7 +176,7 @@ def build_om_parts(content: OmContent) -> list:
         ("om_info_list", VT.VT_LIST_INT, [weights_size, len(tbe), len(cust), len(task), 0]),
         ("host_env_os", VT.VT_STRING, os_name),
         ("host_env_cpu", VT.VT_STRING, cpu),
-        (TARGET_ATTR, VT.VT_STRING, f"host-{os_name}-{cpu}"),
+        (ATTR_TARGET, VT.VT_STRING, f"host-{os_name}-{cpu}"),
     )
     for key, kind, value in standard:
         _set(model_def, key, kind, value)

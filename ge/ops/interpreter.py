@@ -18,13 +18,13 @@ from typing import Callable, Union
 
 import numpy as np
 
+from ge.graph.attr_names import ATTR_PARENT_INDEX
 from ge.errors import GeError
 
 from . import lookup, resolved_attrs
 
 __all__ = ["run_graph", "run_node"]
 
-PARENT_INDEX_ATTR = "_parent_node_index"
 
 
 def _error(node, reason: str) -> GeError:
@@ -67,7 +67,7 @@ def _run_subgraph(parent, ir_name: str, inputs: list, store: dict, offset: int) 
         raise _error(parent, f"subgraph {ir_name} is not attached")
 
     def feed(data):
-        p = data.attr(PARENT_INDEX_ATTR)
+        p = data.attr(ATTR_PARENT_INDEX)
         p = int(data.attr("index", 0)) + offset if p is None else int(p)
         if not 0 <= p < len(inputs) or inputs[p] is None:
             raise _error(parent, f"subgraph {sub.name} input {data.name} maps to parent "

@@ -11,18 +11,18 @@ from __future__ import annotations
 import logging
 from typing import Iterable, Optional
 
+from ge.graph.attr_names import ATTR_PASS_NAME
 from ge.graph import CONST_TYPES as _CONST_TYPES, Graph, GraphCycleError, Node
 from ge.ops import Role, role_of
 
 __all__ = ["SubgraphInput", "SubgraphOutput", "SubgraphBoundary", "SubgraphRewriter",
            "SpliceError", "splice", "replaced_set", "STATUS_SUCCESS", "STATUS_FAILED",
-           "PASS_NAME_ATTR"]
+           "ATTR_PASS_NAME"]
 
 _log = logging.getLogger(__name__)
 
 STATUS_SUCCESS = 0
 STATUS_FAILED = 0xFFFFFFFF
-PASS_NAME_ATTR = "_fusion_pass_name"   # pass that created a node (list of names, oldest first)
 _BOUNDARY_ROLES = frozenset({Role.DATA, Role.OUTPUT})  # a replaced subgraph never holds these
 
 
@@ -226,8 +226,8 @@ never from process state, so that two compiles name them alike), or with
             new.update_input_desc(i, rn.in_desc(i))
         new.merge_origin(origin)
         if pass_name:
-            marks = list(new.attr(PASS_NAME_ATTR, []) or [])
-            new.set_attr(PASS_NAME_ATTR, marks + [pass_name])
+            marks = list(new.attr(ATTR_PASS_NAME, []) or [])
+            new.set_attr(ATTR_PASS_NAME, marks + [pass_name])
         copies[id(rn)] = new
     for rn in replacement.nodes:
         new = copies.get(id(rn))

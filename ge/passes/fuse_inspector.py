@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from ge.graph import Node
 
-from .boundary import PASS_NAME_ATTR
+from ge.graph.attr_names import ATTR_PASS_NAME
 from .matcher import creates_cycle
 
 __all__ = ["FuseCheckResult", "can_fuse", "report_fuse", "record_fusion", "fusion_creates_cycle"]
@@ -63,9 +63,9 @@ def record_fusion(context, before: list, after: list) -> None:
         origin += [o for o in (n.origin or [n.name]) if o not in origin]
     for n in after:
         n.merge_origin(origin)
-        marks = list(n.attr(PASS_NAME_ATTR, []) or [])
+        marks = list(n.attr(ATTR_PASS_NAME, []) or [])
         if pass_name not in marks:
-            n.set_attr(PASS_NAME_ATTR, marks + [pass_name])
+            n.set_attr(ATTR_PASS_NAME, marks + [pass_name])
     stats = getattr(context, "_ge_stats", None)
     if stats is not None:
         stats["match"] += 1

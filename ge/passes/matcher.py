@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ge.graph import CONST_TYPES, ORIGIN_ATTR, Graph, GraphCycleError, Node, Tensor
+from ge.graph import CONST_TYPES, ATTR_ORIGIN, Graph, GraphCycleError, Node, Tensor
 from ge.ops import Role, get as _opdef, role_of
 
 __all__ = ["CompiledPattern", "PatternError", "compile_pattern", "Match", "Failure", "Matcher",
@@ -124,7 +124,7 @@ def _ir_attrs(node: Node) -> dict:
     opdef = _opdef(node.type)
     if opdef is None:
         return {k: v for k, _kind, v in node.attr_items()
-                if not k.startswith("_") and k != ORIGIN_ATTR}
+                if not k.startswith("_") and k != ATTR_ORIGIN}
     out = {}
     for spec in opdef.attrs:
         out[spec.name] = node.attr(spec.name, None if spec.required else spec.default)

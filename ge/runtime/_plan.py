@@ -17,6 +17,9 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ge.om.plan import KERNEL_TYPE_TE, MEMORY_ALIGN, TASK_GEN_WEIGHT_ADDR
+from ge.graph.attr_names import (ATTR_KERNEL_NAME, ATTR_KERNEL_SHA256, ATTR_KERNEL_NAME_FOR_LOAD,
+    ATTR_SUBGRAPH_IR_NAMES, ATTR_PARENT_INDEX, ATTR_ORIGIN, ATTR_TARGET)
 from ge.errors import GeError
 from ge.graph.types import DataType, to_numpy_dtype
 from ge.ops import Role, role_of
@@ -24,16 +27,8 @@ from ge.ops import Role, role_of
 from ._errors import BAD_PLAN, TARGET_MISMATCH, UNSUPPORTED_OP
 
 __all__ = ["TensorSpec", "Step", "GraphPlan", "Plan", "build_plan", "check_target",
-           "ALIGN", "MAX_ARENA_BYTES"]
+           "MEMORY_ALIGN", "MAX_ARENA_BYTES"]
 
-ALIGN = 64
-KERNEL_TYPE_TE = 2          # domi ccKernelType TE: a compiled kernel from TBE_KERNELS
-ATTR_KERNEL_NAME = "_kernelname"
-ATTR_KERNEL_SHA256 = "_kernel_sha256"
-ATTR_KERNEL_NAME_FOR_LOAD = "_tbe_kernel_name_for_load"   # spec om-format §5.1: looked up first
-ATTR_SUBGRAPH_IR_NAMES = "_subgraph_ir_names"
-ATTR_PARENT_INDEX = "_parent_node_index"
-ATTR_ORIGIN = "_datadump_original_op_names"
 
 
 def _physical_memory() -> int:
@@ -110,13 +105,13 @@ def _attr(op, key, default=None):
 
 def check_target(om, source: str) -> None:
     """Refuse an OM built for another host (or for no host target at all)."""
-    from ge.om import TARGET_ATTR, host_target
+    from ge.om import host_target
     os_name, cpu = host_target()
     want = f"host-{os_name}-{cpu}"
-    got = om.model_attr(TARGET_ATTR)
+    got = om.model_attr(ATTR_TARGET)
     if got is None:
         raise GeError(TARGET_MISMATCH, {"file": source, "host": want, "reason":
-                                        f"it has no host target attribute ({TARGET_ATTR}): it "
+                                        f"it has no host target attribute ({ATTR_TARGET}): it "
                                         f"was not built for a host CPU"})
     if got != want:
         raise GeError(TARGET_MISMATCH, {"file": source, "host": want,
@@ -134,7 +129,7 @@ class _Spaces:
     def __init__(self, om, source: str):
         self.source = source
         self.base = _model_int(om, "task_gen_base_addr", 0)
-        self.wbase = _model_int(om, "task_gen_weight_addr", 1 << 40)
+        self.wbase = _model_int(om, "task_gen_weight_addr", TASK_GEN_WEIGHT_ADDR)
         size = _model_int(om, "memory_size", 0)
         if om.task_def is not None and om.task_def.memory_size and not size:
             size = int(om.task_def.memory_size)
@@ -177,8 +172,8 @@ class _Spaces:
 
 
 def _aligned_zeros(size: int) -> np.ndarray:
-    raw = np.zeros(size + ALIGN, dtype=np.uint8)
-    skip = (-raw.ctypes.data) % ALIGN
+    raw = np.zeros(size + MEMORY_ALIGN, dtype=np.uint8)
+    skip = (-raw.ctypes.data) % MEMORY_ALIGN
     return raw[skip:skip + size]
 
 

@@ -17,6 +17,7 @@ from typing import Union
 
 import numpy as np
 
+from ge.graph.attr_names import ATTR_KERNEL_SHA256
 from ge.errors import GeError
 from ge.ops import Role, role_of
 from ._errors import BAD_INPUT, EXEC_FAILED, FILE_OPEN, INVALID_OM, UNSUPPORTED_OP
@@ -76,7 +77,7 @@ class Model:
             step.call = _reference_runner(step, self.source)
 
     def _bind_kernel(self, step: Step) -> None:
-        sha = step.attrs.get("_kernel_sha256", (None, ""))[1]
+        sha = step.attrs.get(ATTR_KERNEL_SHA256, (None, ""))[1]
         fn = self._kernels.function(step.kernel_name, sha, step.name)
         ffi = self._kernels.ffi
         keep = [v for v in step.inputs if v is not None] + list(step.outputs)

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
+from ge.graph.attr_names import ATTR_KERNEL_NAME, ATTR_KERNEL_SHA256
 from ge.errors import GeError, warn
 from ge.fsutil import fault_point
 from ge.compiler import cache as kcache
@@ -32,8 +33,6 @@ __all__ = ["KernelRef", "CompiledKernels", "compile_ops", "parallel_jobs", "ATTR
            "ATTR_KERNEL_SHA256", "kernel_task"]
 
 log = logging.getLogger(__name__)
-ATTR_KERNEL_NAME = "_kernelname"
-ATTR_KERNEL_SHA256 = "_kernel_sha256"
 DEFAULT_JOBS, MAX_JOBS = 8, 32          # TE_PARALLEL_COMPILER (spec/atc-cli.md env table)
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, GraphProto
 
+from ge.graph.attr_names import ATTR_PARENT_INDEX
 from ge.errors import GeError
 from ge.graph import Graph, Node, TensorDesc
 from ge.graph.types import AttrValueType as VT
@@ -23,7 +24,6 @@ from ._options import ParseOptions
 
 __all__ = ["build_graph"]
 
-PARENT_INDEX = "_parent_node_index"
 NET_OUTPUT = "Node_Output"
 
 
@@ -206,14 +206,14 @@ class _GraphBuilder:
             desc = _root_data_desc(vi, self.state) if self.is_root else None
             node = _add_data(self.graph, vi.name, index, desc)
             if not self.is_root:
-                node.set_attr_kind(PARENT_INDEX, VT.VT_INT, index + 1)  # If slot 0 is cond
+                node.set_attr_kind(ATTR_PARENT_INDEX, VT.VT_INT, index + 1)  # If slot 0 is cond
             self.scope[vi.name] = (node, 0)
             if desc is not None:
                 self.shape_of[vi.name] = list(desc.shape)
             index += 1
         for name in self.captures:  # outer-scope tensors of a branch, sorted (spec §1.9)
             node = _add_data(self.graph, name, index, None)
-            node.set_attr_kind(PARENT_INDEX, VT.VT_INT, index + 1)
+            node.set_attr_kind(ATTR_PARENT_INDEX, VT.VT_INT, index + 1)
             self.scope[name] = (node, 0)
             index += 1
 
@@ -368,7 +368,7 @@ class _GraphBuilder:
             self.graph.connect(edge[0], edge[1], node, k)
             node.in_desc(k).name = tensor_name
             if not self.is_root:
-                node.set_input_attr(PARENT_INDEX, k, k)
+                node.set_input_attr(ATTR_PARENT_INDEX, k, k)
 
     def build(self) -> Graph:
         self.add_inputs()

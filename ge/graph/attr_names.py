@@ -1,0 +1,22 @@
+"""Reserved attribute names: the one place each name the compiler, the OM and the runtime share
+is spelled.  CANN's names where CANN has one; `_pyatc_*` for ours.  Import the constant, never
+re-type the string (tests/test_attr_names.py checks that no other module spells these)."""
+from __future__ import annotations
+
+__all__ = ["ATTR_ORIGIN", "ATTR_PARENT_INDEX", "ATTR_SUBGRAPH_IR_NAMES", "ATTR_ENGINE",
+           "ATTR_KERNEL_LIB", "ATTR_OP_KERNEL_LIB", "ATTR_KERNEL_NAME", "ATTR_KERNEL_SHA256",
+           "ATTR_KERNEL_NAME_FOR_LOAD", "ATTR_PASS_NAME", "ATTR_TARGET", "RESERVED"]
+
+ATTR_ORIGIN = "_datadump_original_op_names"        # framework op names a node stands for
+ATTR_PARENT_INDEX = "_parent_node_index"          # subgraph Data -> input index of its parent
+ATTR_SUBGRAPH_IR_NAMES = "_subgraph_ir_names"     # a node's subgraph names, in port order
+ATTR_ENGINE = "_lxfusion_engine_name"             # engine placement
+ATTR_KERNEL_LIB = "_lxfusion_op_kernel_lib_name"
+ATTR_OP_KERNEL_LIB = "_ge_attr_op_kernel_lib_name"
+ATTR_KERNEL_NAME = "_kernelname"                  # TBE_KERNELS item of a compiled op
+ATTR_KERNEL_SHA256 = "_kernel_sha256"             # sha256 of that item's bytes (ours)
+ATTR_KERNEL_NAME_FOR_LOAD = "_tbe_kernel_name_for_load"   # om-format §5.1: looked up first
+ATTR_PASS_NAME = "_fusion_pass_name"              # passes that created a node, oldest first
+ATTR_TARGET = "_pyatc_target"                     # model attribute: the OM runs on the host
+
+RESERVED = tuple(value for name, value in sorted(globals().items()) if name.startswith("ATTR_"))
