@@ -6,7 +6,6 @@ text lives in one table, ge/atc/codes.py, and `message` is read from it on deman
 """
 from __future__ import annotations
 
-import logging
 
 __all__ = ["GeError", "GeWarning", "warn", "take_warnings"]
 
@@ -56,6 +55,7 @@ _collected: list[GeWarning] = []
 def warn(code: str, params: dict | None = None) -> None:
     warning = GeWarning(code, params)
     _collected.append(warning)
+    import logging              # on demand: --help never warns
     logging.getLogger("ge").warning("%s", warning)
 
 

@@ -8,29 +8,19 @@ and never raises: user errors are coded reports, Ctrl-C and SIGTERM are the code
 from __future__ import annotations
 
 import os
-import traceback
 
 from ge import errors as ge_errors
-from ge.compiler.progress import listening
-from ge.errors import GeError
-from ge.fsutil import fault_point
 
-from .checks import (COMPILE_MODES, check_common, check_compile_family, check_global,
-                     check_singleop, no_effect_warnings, prepare_check_report,
-                     refuse_unsupported)
 from .help import help_text, program_name
 from .interrupt import signal_name, signals_raise
-from .logs import LogSetup, default_log_path, start_logging
-from .modes import run_mode
-from .options import RunState, apply_raw_options
 from .parse import ParseFailure, parse_args
 from .report import (DOTS_LINE, START_LINE, SUCCESS_LINE, ErrorLog, err, failure_line, out,
-                     progress, render_errors, render_warnings)
+                     render_errors, render_warnings)
 
 __all__ = ["main_impl"]
 
 
-def _finish(ok: bool, prog: str, log: ErrorLog, state: RunState | None, dots: bool) -> int:
+def _finish(ok: bool, prog: str, log: ErrorLog, state, dots: bool) -> int:
     if dots:
         out(DOTS_LINE)
     if ok:
@@ -46,29 +36,14 @@ def _finish(ok: bool, prog: str, log: ErrorLog, state: RunState | None, dots: bo
     return -1
 
 
-def _internal_fault(log: ErrorLog, logs: LogSetup | None) -> None:
+def _internal_fault(log: ErrorLog, logs) -> None:
+    import traceback
+    from .logs import LogSetup, default_log_path
     text = traceback.format_exc()
     logs = logs or LogSetup(default_log_path(os.environ), "null")
     where = logs.write_fault(text)
     log.add("E19999", {"reason": f"The traceback is in the log file {where}." if where else
                        "The traceback could not be written to the log file."})
-
-
-def _run_checks_and_mode(state: RunState) -> None:
-    """§2 steps 7-10."""
-    check_global(state)
-    if state.get("singleop"):
-        check_singleop(state)
-        return
-    check_common(state)
-    state.check_report = prepare_check_report(state)
-    if state.mode in COMPILE_MODES:
-        check_compile_family(state)
-        refuse_unsupported(state)
-        no_effect_warnings(state)
-    fault_point("atc.compile_start")            # test-only
-    with listening(progress):
-        run_mode(state)
 
 
 def _main(argv: list[str], log: ErrorLog, holder: dict) -> int:
@@ -90,22 +65,9 @@ def _main(argv: list[str], log: ErrorLog, holder: dict) -> int:
     if parsed.help:
         out(help_text(prog))
         return 0
-    logs = start_logging(parsed.values["log"])
-    holder["logs"] = logs
-    state = RunState(argv=list(argv), prog=prog, values=parsed.values, user_set=parsed.user_set,
-                     environ=dict(os.environ))
-    try:
-        apply_raw_options(state)
-    except GeError as error:
-        log.add_error(error)
-        return _finish(False, prog, log, state, dots=False)
-    holder["dots"] = True                       # from here on, a failure prints `...` first
-    try:
-        _run_checks_and_mode(state)
-    except GeError as error:
-        log.add_error(error)
-        return _finish(False, prog, log, state, dots=True)
-    return _finish(True, prog, log, state, dots=True)
+    from .run import run_parsed     # a real run: everything --help does not need
+    return run_parsed(argv, parsed, log, holder,
+                      lambda ok, state, dots: _finish(ok, prog, log, state, dots))
 
 
 def main_impl(argv: list[str]) -> int:
