@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import tempfile
-import weakref
 
 from ge import blas
 from ge.errors import GeError
+from ge.fsutil import sweep, temp_dir
 
 __all__ = ["ABI_VERSION", "KERNEL_SYMBOL", "VERSION_SYMBOL", "SIGNATURE_SYMBOL", "CDEF",
            "KernelLoader"]
@@ -30,6 +29,7 @@ extern unsigned int {VERSION_SYMBOL};   /* const in the kernel; cffi reads it as
 extern char {SIGNATURE_SYMBOL}[];
 """
 LOAD_ERROR = "EP0112"
+_WORK_BASE = "ge_kernels"     # work directories: .ge_kernels.tmp-<host>-<pid>-<rand>
 
 
 def _refuse(kernel: str, opname: str, reason: str) -> GeError:
@@ -39,15 +39,14 @@ def _refuse(kernel: str, opname: str, reason: str) -> GeError:
 class KernelLoader:
     """Loads verified kernel binaries into this process through one cffi FFI.
 
-    Each binary is written to a private (0700) directory, opened RTLD_NOW | RTLD_LOCAL and
-    unlinked at once (the mapping stays valid); `close()` removes the directory."""
+    Each binary is written into a private (0700) directory under ge.fsutil's temporary-name
+    format, opened RTLD_NOW | RTLD_LOCAL, and the directory is removed at once (the mapping
+    stays valid); a killed process leaves it to the next loader's sweep."""
 
     def __init__(self):
         import cffi
         self.ffi = cffi.FFI()
         self.ffi.cdef(CDEF)
-        self._tmpdir = None
-        self._count = 0
         self._libs: list = []       # keep every library mapped while the loader lives
 
     def load(self, name: str, data: bytes, sha256: str, opname: str = ""):
@@ -56,22 +55,17 @@ class KernelLoader:
         if not sha256 or actual != sha256.lower():
             raise _refuse(name, opname, f"its sha256 {actual} is not the recorded "
                                         f"{sha256 or '(none)'}; it was not loaded")
-        if self._tmpdir is None:
+        if not self._libs:
             blas.load()
-            self._tmpdir = tempfile.mkdtemp(prefix="ge_kernels_")
-            os.chmod(self._tmpdir, 0o700)
-            self._cleanup = weakref.finalize(self, shutil.rmtree, self._tmpdir, True)
-        path = os.path.join(self._tmpdir, f"k{self._count}.so")
-        self._count += 1
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        try:
-            lib = self.ffi.dlopen(path, self.ffi.RTLD_NOW | self.ffi.RTLD_LOCAL)
-        except OSError as exc:
-            raise _refuse(name, opname, f"the host cannot load it: {exc}") from None
-        finally:
-            os.unlink(path)
+            sweep(tempfile.gettempdir(), _WORK_BASE)
+        with temp_dir(os.path.join(tempfile.gettempdir(), _WORK_BASE)) as work:
+            path = os.path.join(work, "kernel.so")
+            with open(path, "xb") as f:
+                f.write(data)
+            try:
+                lib = self.ffi.dlopen(path, self.ffi.RTLD_NOW | self.ffi.RTLD_LOCAL)
+            except OSError as exc:
+                raise _refuse(name, opname, f"the host cannot load it: {exc}") from None
         try:
             version = int(getattr(lib, VERSION_SYMBOL))
             getattr(lib, KERNEL_SYMBOL)
@@ -84,6 +78,5 @@ class KernelLoader:
         return lib
 
     def close(self) -> None:
-        if self._tmpdir is not None:
-            self._cleanup()
-            self._tmpdir = None
+        """Forget the libraries (they stay mapped while a caller holds one)."""
+        self._libs.clear()
