@@ -9,7 +9,7 @@ from ge.compiler.opcompile import gen_elementwise, gen_layout, gen_matmul, gen_p
 from ge.graph import Graph
 from ge.graph.tensor import TensorDesc
 from ge.graph.types import DataType
-from ge.ops import OpDef, Port
+from ge.ops import OpDef, Port, registry
 
 # kernel_gen name -> the generator table that must list every op naming it
 PER_OP_TABLES = {
@@ -50,13 +50,18 @@ def _node(op_type):
     return n
 
 
-def test_engines_follow_the_registry_facts():
-    if ops.get("TestCompiledRelu") is None:
-        ops.register(OpDef("TestCompiledRelu", inputs=(Port("x"),), outputs=(Port("y"),),
-                           kernel_gen="elementwise", doc="test op"))
+@pytest.fixture
+def compiled_test_op():
+    ops.register(OpDef("TestCompiledRelu", inputs=(Port("x"),), outputs=(Port("y"),),
+                       kernel_gen="elementwise", doc="test op"))
+    yield "TestCompiledRelu"
+    registry.REGISTRY.pop("TestCompiledRelu", None)
+
+
+def test_engines_follow_the_registry_facts(compiled_test_op):
     # a generator without a row for the op refuses it: the reason names the op
-    engines, reason = supported_engines(_node("TestCompiledRelu"))
-    assert engines == () and "TestCompiledRelu" in reason
+    engines, reason = supported_engines(_node(compiled_test_op))
+    assert engines == () and compiled_test_op in reason
     assert supported_engines(_node("Relu"))[0] == (AICORE, VECTOR, AICPU)
     assert supported_engines(_node("Cast"))[0] == (AICPU,)
     assert supported_engines(_node("Reshape"))[0] == (GE_LOCAL,)

@@ -6,23 +6,35 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import ge
 from ge import ops
 from ge.compiler.engines import ATTR_ENGINE, GE_LOCAL, place_engines
 from ge.compiler.prepare import fold_constants, remove_bypass_ops
 from ge.graph import CONST_TYPES, Graph
-from ge.ops import OpDef, Port, Role
+from ge.ops import OpDef, Port, Role, registry
 
 
 GE_ROOT = pathlib.Path(ge.__file__).parent
 
 
+_added: list = []
+
+
+@pytest.fixture(autouse=True)
+def _unregister_test_ops():
+    """The test ops leave the (process-wide) registry after each test."""
+    yield
+    while _added:
+        registry.REGISTRY.pop(_added.pop(), None)
+
+
 def _custom(name: str, role: Role) -> OpDef:
-    if ops.get(name) is None:
-        ops.register(OpDef(name, inputs=(Port("x"),), outputs=(Port("y"),), role=role,
-                           infer=lambda ctx: [(ctx.ins[0].shape, ctx.ins[0].dtype)],
-                           kernel=lambda ins, attrs: [ins[0]], doc="test op"))
+    ops.register(OpDef(name, inputs=(Port("x"),), outputs=(Port("y"),), role=role,
+                       infer=lambda ctx: [(ctx.ins[0].shape, ctx.ins[0].dtype)],
+                       kernel=lambda ins, attrs: [ins[0]], doc="test op"))
+    _added.append(name)
     return ops.get(name)
 
 
