@@ -155,18 +155,29 @@ def _check_boundary(graph: Graph, inputs: list[list], outputs: list) -> tuple[li
             if id(node) not in inside:
                 raise SpliceError(f"boundary input {k}: {node.name}:{idx} is outside the "
                                   "replaced subgraph")
-    out_anchors = {(id(n), i) for n, i in outputs}
+    escape = escaping_use(nodes, inside, outputs)
+    if escape is not None:
+        node, j, dst = escape
+        raise SpliceError(f"subgraph is not self-contained: {node.name}:{j} "
+                          f"feeds {dst.name} outside it; declare it as an output")
+    return producers, nodes
+
+
+def escaping_use(nodes: Iterable[Node], inside: set, outputs: Iterable) -> Optional[tuple]:
+    """The first (node, output index, consumer) where a node of a replaced set feeds a node
+    outside it (`inside`: their ids) through an output that is not a declared boundary output;
+    None when the set is self-contained.  A shared constant may feed others: it survives."""
+    declared = {(id(n), i) for n, i in outputs}
     for node in nodes:
-        if node.type in _CONST_TYPES:  # a shared constant may feed others; it then survives
+        if node.type in _CONST_TYPES:
             continue
         for j in range(node.num_outputs):
-            if (id(node), j) in out_anchors:
+            if (id(node), j) in declared:
                 continue
             for dst, _ in node.consumers(j):
                 if id(dst) not in inside:
-                    raise SpliceError(f"subgraph is not self-contained: {node.name}:{j} "
-                                      f"feeds {dst.name} outside it; declare it as an output")
-    return producers, nodes
+                    return node, j, dst
+    return None
 
 
 def _check_replacement(replacement: Graph, n_in: int, n_out: int) -> tuple[dict, list]:

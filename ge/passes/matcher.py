@@ -15,6 +15,8 @@ from typing import Optional
 from ge.graph import CONST_TYPES, ATTR_ORIGIN, Graph, GraphCycleError, Node, Tensor
 from ge.ops import Role, get as _opdef, role_of
 
+from .boundary import escaping_use
+
 __all__ = ["CompiledPattern", "PatternError", "compile_pattern", "Match", "Failure", "Matcher",
            "norm_type", "creates_cycle"]
 
@@ -223,18 +225,12 @@ class Matcher:
                 out_anchors.append(m.bind[id(p)])
             else:
                 out_anchors.append((m.node_map[id(p)], idx))
-        declared = {(id(n), i) for n, i in out_anchors}
-        for t in m.node_map.values():
-            if t.type in CONST_TYPES:      # a shared constant may feed others; it then survives
-                continue
-            for j in range(t.num_outputs):
-                if (id(t), j) in declared:
-                    continue
-                for dst, _ in t.consumers(j):
-                    if id(dst) not in mapped_ids:
-                        return Failure("boundary", t.name, dst.name,
-                                       f"{t.name}:{j} is used outside the match by {dst.name}",
-                                       len(m.node_map))
+        escape = escaping_use(m.node_map.values(), mapped_ids, out_anchors)
+        if escape is not None:
+            t, j, dst = escape
+            return Failure("boundary", t.name, dst.name,
+                           f"{t.name}:{j} is used outside the match by {dst.name}",
+                           len(m.node_map))
         # boundary inputs: one per pattern input (by index), anchors = matched consumers
         datas = sorted((n for n in self.p.graph.nodes if n.type == "Data"),
                        key=lambda n: self.p.data_index[id(n)])
