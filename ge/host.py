@@ -7,7 +7,7 @@ error messages and for scripts/quickstart.sh (`python3 -m ge.host install gcc cm
 """
 from __future__ import annotations
 
-import platform
+import os
 import sys
 
 __all__ = ["CPU_ALIASES", "canonical_cpu", "host_os", "host_cpu", "INSTALLERS",
@@ -24,11 +24,11 @@ def canonical_cpu(name: str) -> str:
 
 
 def host_os() -> str:
-    return platform.system().lower() or "linux"
+    return os.uname().sysname.lower() or "linux"
 
 
 def host_cpu() -> str:
-    return canonical_cpu(platform.machine()) or "x86_64"
+    return canonical_cpu(os.uname().machine) or "x86_64"
 
 
 # /etc/os-release ID or ID_LIKE word -> the install command line of that distribution family

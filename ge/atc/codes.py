@@ -11,22 +11,19 @@ headline stays CANN's and the error report prints the detail as a TraceBack line
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import namedtuple
 from string import Formatter
 
 __all__ = ["Code", "CODES", "lookup", "placeholders", "format_parts", "format_message",
            "is_internal"]
 
 
-@dataclass(frozen=True)
-class Code:
-    code: str
-    title: str
-    template: str
-    cause: str = ""
-    solution: str = ""
-    ours: bool = False          # defined by this implementation, not by CANN
-    detail: str = ""            # our text after a CANN headline, with placeholders of its own
+# One code (a namedtuple: the table is read by every run, and dataclasses cost an import):
+#   code, title (ATC's errTitle), template (with {placeholders}), cause, solution, ours (defined
+#   by this implementation, not by CANN), detail (our text after a CANN headline, with
+#   placeholders of its own).
+Code = namedtuple("Code", "code title template cause solution ours detail",
+                  defaults=("", "", False, ""))
 
 
 _SET_VALID = "Set a valid parameter value."

@@ -7,8 +7,8 @@ option map (`options.py`) and the compatibility matrix (`matrix.py`) are all fun
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+from collections import namedtuple
+from collections.abc import Callable
 
 __all__ = ["Flag", "FLAGS", "BY_NAME", "STRING", "INT", "BOOL", "HONOURED", "NO_EFFECT",
            "REFUSED", "GROUPS", "HIDDEN", "FRAMEWORK_NAMES", "flag", "refused_value"]
@@ -25,25 +25,26 @@ HIDDEN = ""
 FRAMEWORK_NAMES = {"0": "Caffe", "1": "MindSpore", "3": "TensorFlow", "5": "Onnx"}
 
 
-@dataclass(frozen=True)
-class Flag:
-    name: str
-    kind: str                       # STRING / INT / BOOL
-    default: str
-    group: str                      # one of GROUPS, or HIDDEN
-    help: str                       # first help line, our own words
-    choices: tuple[str, ...] = ()   # parse-time value set (§3.6); empty = any value
-    choice_code: str = ""           # code raised when the value is not in `choices`
-    ge_key: str = ""                # GE option key the value travels under (§8.1 / §8.2)
-    name_table: bool = True         # ge_key appears in ATC's option-name table (§8.1)
-    alias_keys: tuple[str, ...] = ()  # further §8.1 keys that name this flag
-    emit: str = "always"            # option map: always / nonempty / explicit (user-set only)
-    to_option: Callable[[str], str] | None = None   # value conversion for the option map
-    registered: bool = False        # a registered optimisation flag (§6.10)
-    support: str = HONOURED
-    refuse: Callable[[str], bool] | None = None     # for REFUSED: does this value trigger it
-    note: str = ""                  # compatibility-matrix remark
-    extra_help: tuple[str, ...] = ()  # further help lines (indented to the description column)
+# One flag: a namedtuple (not a dataclass) because `--help` reads this table and must not pay
+# for importing dataclasses.  Fields and their meaning:
+#   kind         STRING / INT / BOOL
+#   group        one of GROUPS, or HIDDEN
+#   help         first help line, our own words
+#   choices      parse-time value set (§3.6); empty = any value
+#   choice_code  code raised when the value is not in `choices`
+#   ge_key       GE option key the value travels under (§8.1 / §8.2)
+#   name_table   ge_key appears in ATC's option-name table (§8.1)
+#   alias_keys   further §8.1 keys that name this flag
+#   emit         option map: always / nonempty / explicit (user-set only)
+#   to_option    value conversion for the option map
+#   registered   a registered optimisation flag (§6.10)
+#   refuse       for REFUSED: does this value trigger it
+#   note         compatibility-matrix remark
+#   extra_help   further help lines (indented to the description column)
+Flag = namedtuple(
+    "Flag", "name kind default group help choices choice_code ge_key name_table alias_keys emit "
+            "to_option registered support refuse note extra_help",
+    defaults=((), "", "", True, (), "always", None, False, HONOURED, None, "", ()))
 
 
 def _non_default(default: str) -> Callable[[str], bool]:

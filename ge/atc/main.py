@@ -12,7 +12,6 @@ import os
 from ge import errors as ge_errors
 
 from .help import help_text, program_name
-from .interrupt import signal_name, signals_raise
 from .parse import ParseFailure, parse_args
 from .report import (DOTS_LINE, START_LINE, SUCCESS_LINE, ErrorLog, err, failure_line, out,
                      render_errors, render_warnings)
@@ -65,9 +64,11 @@ def _main(argv: list[str], log: ErrorLog, holder: dict) -> int:
     if parsed.help:
         out(help_text(prog))
         return 0
-    from .run import run_parsed     # a real run: everything --help does not need
-    return run_parsed(argv, parsed, log, holder,
-                      lambda ok, state, dots: _finish(ok, prog, log, state, dots))
+    from .interrupt import signals_raise      # a real run: everything --help does not need
+    from .run import run_parsed
+    with signals_raise():
+        return run_parsed(argv, parsed, log, holder,
+                          lambda ok, state, dots: _finish(ok, prog, log, state, dots))
 
 
 def main_impl(argv: list[str]) -> int:
@@ -76,9 +77,9 @@ def main_impl(argv: list[str]) -> int:
     holder: dict = {"prog": program_name(argv[0]), "logs": None, "dots": False}
     log = ErrorLog()
     try:
-        with signals_raise():
-            return _main(argv, log, holder)
+        return _main(argv, log, holder)
     except KeyboardInterrupt as exc:                      # Ctrl-C, SIGTERM: EP0004
+        from .interrupt import signal_name
         interrupted = ErrorLog()
         interrupted.add("EP0004", {"signal": signal_name(exc)})
         return _safe_finish(holder["prog"], interrupted, dots=holder["dots"])

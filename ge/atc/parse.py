@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 
 from ge.errors import GeError
 
@@ -33,12 +32,16 @@ DEPRECATED_AT_PARSE = {
 }
 
 
-@dataclass
 class ParseResult:
-    values: dict[str, str]                      # effective value of every flag
-    user_set: dict[str, str] = field(default_factory=dict)   # first validated occurrence
-    help: bool = False
-    notices: list[str] = field(default_factory=list)          # stdout lines to print
+    """values: the effective value of every flag; user_set: each flag's first validated
+    occurrence; help: --help was given; notices: stdout lines to print."""
+
+    def __init__(self, values: dict, user_set: dict | None = None, help: bool = False,
+                 notices: list | None = None):
+        self.values = values
+        self.user_set = {} if user_set is None else user_set
+        self.help = help
+        self.notices = [] if notices is None else notices
 
     def explicit(self, name: str) -> bool:
         return name in self.user_set

@@ -11,11 +11,10 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import dataclass
+from collections import namedtuple
 
 from ge.errors import GeError, GeWarning
 
-from .codes import format_message, format_parts, is_internal, lookup
 
 __all__ = ["START_LINE", "DOTS_LINE", "SUCCESS_LINE", "failure_line", "Record", "ErrorLog",
            "render_errors", "render_warnings", "out", "err", "progress", "clear_progress"]
@@ -23,6 +22,12 @@ __all__ = ["START_LINE", "DOTS_LINE", "SUCCESS_LINE", "failure_line", "Record", 
 START_LINE = "ATC start working now, please wait for a moment."
 DOTS_LINE = "..."
 SUCCESS_LINE = "ATC run success, welcome to the next use."
+
+
+def _codes():
+    """The code table, on first need: `--help` never renders a code."""
+    from . import codes
+    return codes
 
 
 def failure_line(prog: str) -> str:
@@ -88,13 +93,9 @@ def timestamp(now: float | None = None) -> str:
     return f"{base}.{micro // 1000:03d}.{micro % 1000:03d}"
 
 
-@dataclass(frozen=True)
-class Record:
-    code: str
-    message: str
-    when: str
-    pid: int
-    detail: str = ""        # the code's detail text, printed as a TraceBack line
+class Record(namedtuple("Record", "code message when pid detail", defaults=("",))):
+    """One reported error; `detail` is the code's detail text, printed as a TraceBack line."""
+    __slots__ = ()
 
     @property
     def lines(self) -> list[str]:
@@ -103,7 +104,7 @@ class Record:
 
     @property
     def headline(self) -> str:
-        entry = lookup(self.code)
+        entry = _codes().lookup(self.code)
         title = entry.title if entry else "Error"
         return f"[PID: {self.pid}] {self.when} {title}({self.code}): {self.message}"
 
@@ -115,7 +116,7 @@ class ErrorLog:
         self.records: list[Record] = []
 
     def add(self, code: str, params: dict | None = None) -> None:
-        text, detail = format_parts(code, params)
+        text, detail = _codes().format_parts(code, params)
         if any((r.code, r.message, r.detail) == (code, text, detail) for r in self.records):
             return
         self.records.append(Record(code, text, timestamp(), os.getpid(), detail))
@@ -128,7 +129,7 @@ class ErrorLog:
 
 
 def _follow_ups(code: str) -> list[str]:
-    entry = lookup(code)
+    entry = _codes().lookup(code)
     if entry is None:
         return []
     return [f"        {label}: {text}" for label, text in
@@ -141,7 +142,7 @@ def render_errors(log: ErrorLog) -> list[str]:
     records = log.records
     if not records:
         return [""]
-    headline = next((r for r in records if not is_internal(r.code)), None)
+    headline = next((r for r in records if not _codes().is_internal(r.code)), None)
     if headline is None:
         lines = [f"{records[0].code}: Internal error!"]
         lines += [line for r in records for line in r.lines]
@@ -161,11 +162,11 @@ def render_warnings(warnings: list[GeWarning]) -> list[str]:
     lines = []
     seen = set()
     for w in warnings:
-        text = format_message(w.code, w.params)
+        text = _codes().format_message(w.code, w.params)
         if (w.code, text) in seen:
             continue
         seen.add((w.code, text))
-        entry = lookup(w.code)
+        entry = _codes().lookup(w.code)
         title = entry.title if entry else "Warning"
         lines.append(f"[PID: {os.getpid()}] {timestamp()} {title}({w.code}): {text}")
     return lines + [""]

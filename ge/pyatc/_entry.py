@@ -9,7 +9,10 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from typing import NoReturn, Optional, Sequence
+
+TYPE_CHECKING = False       # typing costs ~10 ms of `pyatc --help`; annotations only
+if TYPE_CHECKING:
+    from typing import NoReturn, Optional, Sequence
 
 __all__ = ["main", "find_library", "LIBRARY_NAME", "LIBRARY_ENV", "RUNTIME_DEPENDENCIES"]
 
@@ -22,6 +25,7 @@ RUNTIME_DEPENDENCIES = (
     ("numpy", "numpy"),
     ("onnx", "onnx"),
     ("google.protobuf", "protobuf"),
+    ("scipy_openblas32", "scipy-openblas32"),
 )
 
 
