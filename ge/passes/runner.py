@@ -118,7 +118,9 @@ def _check_unknown_names(switches: PassSwitches, report: FusionReport) -> None:
 def _instantiate(desc: PassDescriptor):
     try:
         instance = desc.cls()
-    except Exception as exc:
+    except KeyboardInterrupt:        # Ctrl-C / SIGTERM: the run ends as EP0004
+        raise
+    except BaseException as exc:     # sys.exit, GeneratorExit, ...: the pass failed
         raise PassFailure(f"creating {desc.class_name}() failed: {type(exc).__name__}: {exc}",
                           tb=exc.__traceback__) from None
     if desc.kind == PASS_KIND_PATTERN_FUSION:
@@ -139,7 +141,9 @@ def _graphs_of(root: Graph) -> list[Graph]:
 def _run_fusion_base(instance, graph: Graph, context: PassContext) -> None:
     try:
         result = instance.run(graph, context)
-    except Exception as exc:
+    except KeyboardInterrupt:        # Ctrl-C / SIGTERM: the run ends as EP0004
+        raise
+    except BaseException as exc:     # sys.exit, GeneratorExit, ...: the pass failed
         raise PassFailure(f"{type(exc).__name__}: {exc}", tb=exc.__traceback__) from None
     if result is None or result is True:
         return
@@ -167,7 +171,9 @@ def _collect_patterns(instance, desc, stats, trace: bool) -> list[CompiledPatter
             if not isinstance(item, (Pattern, Graph)):
                 raise TypeError("patterns() must return Pattern or Graph objects, got "
                                 f"{type(item).__name__}")
-    except Exception as exc:
+    except KeyboardInterrupt:        # Ctrl-C / SIGTERM: the run ends as EP0004
+        raise
+    except BaseException as exc:     # sys.exit, GeneratorExit, ...: the pass failed
         _log.warning("pass %s: patterns() failed, the pass has no patterns: %s: %s",
                      desc.pass_name, type(exc).__name__, exc)
         if trace:
@@ -215,7 +221,9 @@ def _replacement_graph(instance, match_result_factory, context) -> Graph:
                                     lambda mr: instance.replacement(inputs, mr, context))
             return expression_result_to_graph(returned, builder)
         rep = _with_result(match_result_factory, lambda mr: instance.replacement(mr, context))
-    except Exception as exc:
+    except KeyboardInterrupt:        # Ctrl-C / SIGTERM: the run ends as EP0004
+        raise
+    except BaseException as exc:     # sys.exit, GeneratorExit, ...: the pass failed
         raise PassFailure(f"Call python replacement failed: {type(exc).__name__}: {exc}",
                           tb=exc.__traceback__) from None
     if not isinstance(rep, Graph):
@@ -235,7 +243,9 @@ def _with_result(factory, fn):
 def _meets(instance, value, context, desc) -> tuple[bool, str]:
     try:
         return bool(instance.meet_requirements(value, context)), ""
-    except Exception as exc:
+    except KeyboardInterrupt:        # Ctrl-C / SIGTERM: the run ends as EP0004
+        raise
+    except BaseException as exc:     # sys.exit, GeneratorExit, ...: the pass failed
         _log.warning("pass %s: meet_requirements raised %s: %s; treated as False",
                      desc.pass_name, type(exc).__name__, exc)
         return False, f"raised {type(exc).__name__}: {exc}"
@@ -343,7 +353,9 @@ def _run_decompose(instance, desc, graph: Graph, context, stats, stage) -> None:
             continue
         try:
             rep = instance.replacement(node, context)
-        except Exception as exc:
+        except KeyboardInterrupt:        # Ctrl-C / SIGTERM: the run ends as EP0004
+            raise
+        except BaseException as exc:     # sys.exit, GeneratorExit, ...: the pass failed
             raise PassFailure(f"Call python replacement failed: {type(exc).__name__}: {exc}",
                               tb=exc.__traceback__) from None
         if not isinstance(rep, Graph):

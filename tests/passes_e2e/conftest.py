@@ -175,6 +175,12 @@ CASES: Dict[str, Case] = {
     "status": Case("matmul_add", ("@errors/status.py",)),
     "wrong_type": Case("matmul_add", ("@errors/wrong_type.py",)),
     "broken_import": Case("matmul_add", ("@errors/broken_import.py",)),
+    # hostile passes (issue #19): exits, non-Exception raises, graphs broken by a pass
+    "exits": Case("matmul_add", ("@errors/exits.py",)),
+    "base_exception": Case("matmul_add", ("@errors/base_exception.py",)),
+    "generator_exit": Case("matmul_add", ("@errors/generator_exit.py",)),
+    "drops_output": Case("matmul_add", ("@errors/drops_output.py",)),
+    "unconnects": Case("matmul_add", ("@errors/unconnects.py",)),
     # scheduling and built-in interference
     "schedule": Case("with_if", ("@schedule",)),
     "late": Case("matmul_bias", ("@late/late_matmul_add.py",)),
