@@ -214,6 +214,10 @@ CODES: tuple[Code, ...] = (
     Code("WP0112", "Corrupt_Cache_Entry",
          "Kernel cache entry {entry} is corrupt ({reason}); it is not used, and is recompiled "
          "and replaced.", ours=True),
+    Code("WP0301", "Unchecked_Model",
+         "Model {file} carries no integrity checksum (its header's checksum area is zero, as "
+         "in CANN's OMs and ours before the checksum existed); it is read unverified.",
+         ours=True),
 )
 
 _BY_CODE = {entry.code: entry for entry in CODES}     # unique codes: test_matrix_codes.py

@@ -4,7 +4,8 @@ Owns packing and strict unpacking of the non-protobuf structures (spec/om-format
 knows nothing about graphs.  All integers little-endian.
 
     om          := header table_and_payloads{model_num}          (size == 256 + model_length)
-    header      := 256 bytes, fields of HEADER_FIELDS in order
+    header      := 256 bytes, fields of HEADER_FIELDS in order; checksum (bytes 12..75) :=
+                   hex sha256 of bytes 256..end, or all zero (unchecked)
     table_and_payloads := u32 num, u32 0, entry{num}, payload{num}   (payloads contiguous)
     entry       := u32 type, u32 0, u64 mem_offset, u64 mem_size     (offset from table end)
     kernel_store := (u32 0x5D776EFD, u32 name_len, u32 bin_len, name, bin)*
@@ -16,6 +17,7 @@ against the real buffer before anything is sliced or allocated.
 """
 from __future__ import annotations
 
+import hashlib
 import struct
 from dataclasses import dataclass, fields
 from enum import IntEnum
@@ -25,10 +27,12 @@ from ge.errors import GeError
 __all__ = ["PartitionType", "OmHeader", "Partition", "pack_header", "unpack_header",
            "pack_table", "table_size", "unpack_tables", "pack_kernel_store", "unpack_kernel_store",
            "pack_inout_info", "unpack_inout_info", "TensorInfo", "HEADER_SIZE", "MAGIC",
-           "MODEL_VERSION", "om_error"]
+           "MODEL_VERSION", "om_error", "CHECKSUM_OFFSET", "CHECKSUM_SIZE", "body_checksum",
+           "header_with_checksum", "verify_checksum", "reseal"]
 
 MAGIC = 0x444F4D49            # "IMOD"
 HEADER_SIZE = 256
+CHECKSUM_OFFSET, CHECKSUM_SIZE = 12, 64   # the header's `checksum` area
 MODEL_VERSION = 0x20000000
 MAX_PARTITIONS = 8             # non-flow models (CheckPartitionTableNum)
 KERNEL_MAGIC = 0x5D776EFD
@@ -133,6 +137,46 @@ def unpack_header(data: bytes, source: str) -> OmHeader:
         raise om_error(source, f"model type {header.modeltype} (flow, lite, bundle or tiny "
                                "model) is not supported; only 0 (IR model) is", 82)
     return header
+
+
+# -- integrity checksum -------------------------------------------------------------------------
+# The `checksum` area holds the lowercase hex sha256 (64 ASCII bytes) of every byte after the
+# header (offset 256 to the end): partition tables, ModelDef, weights, kernels, MODEL_INOUT_INFO.
+# All zero = unchecked (CANN's OMs, and ours before the checksum existed).
+_UNCHECKED = bytes(CHECKSUM_SIZE)
+
+
+def body_checksum(parts) -> bytes:
+    """The checksum area for the buffers that follow the header, hashed in order (no join)."""
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part)
+    return digest.hexdigest().encode("ascii")
+
+
+def header_with_checksum(header: bytes, body_parts) -> bytes:
+    return header[:CHECKSUM_OFFSET] + body_checksum(body_parts) + \
+        header[CHECKSUM_OFFSET + CHECKSUM_SIZE:]
+
+
+def verify_checksum(data, header: OmHeader, source: str) -> bool:
+    """True when the file carries a checksum and it matches; False when it carries none (all
+    zero); E10041 when it does not match (the file changed after it was written)."""
+    if header.checksum == _UNCHECKED:
+        return False
+    recorded = header.checksum.decode("ascii", "replace")
+    actual = body_checksum([memoryview(data)[HEADER_SIZE:]]).decode("ascii")
+    if actual != recorded:
+        raise om_error(source, f"the sha256 of bytes {HEADER_SIZE}..{len(data)} is {actual}, "
+                               f"the header records {recorded!r}: the file was changed after "
+                               "it was written", CHECKSUM_OFFSET)
+    return True
+
+
+def reseal(data: bytes) -> bytes:
+    """`data` with its checksum recomputed (for tools that edit an OM on purpose, and tests)."""
+    return header_with_checksum(bytes(data[:HEADER_SIZE]), [memoryview(data)[HEADER_SIZE:]]) \
+        + bytes(data[HEADER_SIZE:])
 
 
 # -- partition tables ------------------------------------------------------------------------

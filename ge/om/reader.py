@@ -1,9 +1,11 @@
 """OM reader: validate and decode an OM file (spec/om-format.md §2-§5, §8, §9).
 
 Every fault of the file (short, wrong magic, lying sizes, overlapping or missing partitions,
-undecodable protobuf, kernel items running over) raises GeError E10041 naming the file, with
-the reason and byte offset in the error's params.  Nothing is allocated from a size read out
-of the file before that size has been checked against the real file.
+undecodable protobuf, kernel items running over, a body whose sha256 is not the one in the
+header's checksum area) raises GeError E10041 naming the file, with the reason and byte offset
+in the error's params; an OM without a checksum (all zero) is read with warning WP0301.
+Nothing is allocated from a size read out of the file before that size has been checked
+against the real file.
 """
 from __future__ import annotations
 
@@ -11,14 +13,17 @@ from dataclasses import dataclass, field
 
 from google.protobuf.message import DecodeError
 
+from ge.errors import warn
 from ge.graph import serialize as ser
 
 from ge.proto import ge_ir as pb
 from .container import (OmHeader, Partition, PartitionType, om_error, unpack_header,
-                        unpack_inout_info, unpack_kernel_store, unpack_tables)
+                        unpack_inout_info, unpack_kernel_store, unpack_tables, verify_checksum)
 from .weights import restore_weights
 
-__all__ = ["OmFile", "read_om", "parse_om"]
+__all__ = ["OmFile", "read_om", "parse_om", "UNCHECKED_OM"]
+
+UNCHECKED_OM = "WP0301"      # the header's checksum area is all zero: nothing to verify
 
 
 @dataclass
@@ -73,6 +78,8 @@ def _parse_message(cls, data: bytes, what: str, source: str, offset: int):
 def parse_om(data: bytes, source: str = "<memory>") -> OmFile:
     header = unpack_header(data, source)
     partitions = unpack_tables(data, header, source)
+    if not verify_checksum(data, header, source):
+        warn(UNCHECKED_OM, {"file": source})
     om = OmFile(source, header, partitions, None, data=data)
     first = {p.type: p for p in partitions if p.table == 0}
 

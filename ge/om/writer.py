@@ -1,7 +1,9 @@
 """OM writer: OmContent -> bytes (pure, deterministic) and write_om (temp name + rename).
 
 Partitions in GE's order (spec/om-format.md §4.5): MODEL_INOUT_INFO, MODEL_DEF, WEIGHTS_DATA
-(if any), TBE_KERNELS (if any), CUST_AICPU_KERNELS (if any), TASK_INFO.  Model attributes a
+(if any), TBE_KERNELS (if any), CUST_AICPU_KERNELS (if any), TASK_INFO.  The header's
+`checksum` area carries the hex sha256 of every byte after the header, hashed from the parts
+as they are built (docs/om.md "Integrity").  Model attributes a
 real ATC OM carries are filled in (§8.5), plus the host-target marker of this implementation:
 `_pyatc_target` = "host-<os>-<cpu>" and `host_env_os` / `host_env_cpu`.
 
@@ -26,8 +28,8 @@ from ge.graph.types import AttrValueType as VT, dtype_size
 
 from ge.proto import ge_ir as pb
 from .container import (HEADER_SIZE, OmHeader, PartitionType, TensorInfo, fixed_str,
-                        pack_header, pack_inout_info, pack_kernel_store, table_parts,
-                        table_size)
+                        header_with_checksum, pack_header, pack_inout_info, pack_kernel_store,
+                        table_parts, table_size)
 from .weights import weight_parts
 
 __all__ = ["OmContent", "build_om", "write_om", "host_target"]
@@ -207,7 +209,11 @@ def build_om_parts(content: OmContent) -> list:
         need_check_os_cpu_info=1 if content.kernels or content.cust_aicpu_kernels else 0,
         is_unknow_model=1 if content.is_unknown_shape else 0,
     )
-    return table_parts(payloads, prefix=pack_header(header))
+    parts = table_parts(payloads, prefix=pack_header(header))
+    # the integrity checksum covers everything after the header: hashed here, part by part,
+    # from the buffers about to be written (no second pass over the file)
+    parts[0] = header_with_checksum(parts[0], parts[1:])
+    return parts
 
 
 def write_om(path: str, content: OmContent) -> None:

@@ -1,6 +1,7 @@
 """OM container: writer, reader, weights layout, determinism (ge/om)."""
 from __future__ import annotations
 
+import hashlib
 import os
 import struct
 
@@ -39,7 +40,7 @@ def test_header_fields(om_path):
     assert data[:4] == b"IMOD"
     magic, headsize, version = struct.unpack_from("<III", data, 0)
     assert (headsize, version) == (256, 0x20000000)
-    assert data[12:76] == bytes(64)                             # checksum
+    assert data[12:76] == hashlib.sha256(data[256:]).hexdigest().encode()   # checksum
     assert data[80:84] == bytes(4)                              # encrypt, check, modeltype 0
     assert data[84:116].rstrip(b"\0") == b"net"
     assert struct.unpack_from("<II", data, 152) == (2, 1)        # om_ir_version, model_num
