@@ -114,6 +114,15 @@ int ge_embedded_main_impl(int argc, const char *const *argv)
     } else {
         PyErr_Clear();
     }
+    /* A pass may leave a non-daemon thread running; Py_FinalizeEx would wait for it forever.
+     * ge.atc ends the process with rc in that case (after flushing), else returns. */
+    PyObject *atc = PyImport_ImportModule("ge.atc");
+    if (atc != NULL) {
+        PyObject *done = PyObject_CallMethod(atc, "leave_if_threads_linger", "(i)", rc);
+        Py_XDECREF(done);
+        Py_DECREF(atc);
+    }
+    PyErr_Clear();
     Py_FinalizeEx();
     return rc;
 }

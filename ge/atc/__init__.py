@@ -6,6 +6,6 @@ compatibility matrix; one code table (`codes.py`) holds every error and warning 
 """
 from __future__ import annotations
 
-from .main import main_impl
+from .main import leave_if_threads_linger, main_impl
 
-__all__ = ["main_impl"]
+__all__ = ["main_impl", "leave_if_threads_linger"]

@@ -16,7 +16,7 @@ from .parse import ParseFailure, parse_args
 from .report import (DOTS_LINE, START_LINE, SUCCESS_LINE, ErrorLog, err, failure_line, out,
                      render_errors, render_warnings)
 
-__all__ = ["main_impl"]
+__all__ = ["main_impl", "leave_if_threads_linger"]
 
 
 def _finish(ok: bool, prog: str, log: ErrorLog, state, dots: bool) -> int:
@@ -96,3 +96,20 @@ def _safe_finish(prog: str, log: ErrorLog, dots: bool) -> int:
         return _finish(False, prog, log, None, dots=dots)
     except (Exception, KeyboardInterrupt):              # the screen itself is gone
         return -1
+
+
+def leave_if_threads_linger(rc: int) -> None:
+    """For the command-line entries, after main_impl returned: a pass may have left a
+    non-daemon thread running, and the interpreter's exit would wait for it forever.  Then
+    flush and end the process now with the run's status (a library caller never calls this)."""
+    import threading
+    main = threading.main_thread()
+    if not any(t is not main and t.is_alive() and not t.daemon for t in threading.enumerate()):
+        return
+    import sys
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    os._exit(rc & 0xFF)

@@ -25,8 +25,9 @@ __all__ = ["RunState", "name_table", "RAW_ONLY_KEYS", "load_raw_options", "apply
            "FORBIDDEN_CLOSE_PASS", "check_lower_limit"]
 
 # Keys accepted in --raw_ge_options that no flag carries: our documented superset of CANN
-# (decision: ge.exec.exclude_engines at any level).  They go straight into the option map.
-RAW_ONLY_KEYS = ("ge.exec.exclude_engines",)
+# (decision: ge.exec.exclude_engines at any level; ge.py_pass_timeout, the pass time limit of
+# ge.passes.deadline).  They go straight into the option map.
+RAW_ONLY_KEYS = ("ge.exec.exclude_engines", "ge.py_pass_timeout")
 
 # Flags that only the command line may set (§8.5 rule 7).
 CLI_ONLY_FLAGS = ("model", "output", "framework", "soc_version")

@@ -27,6 +27,7 @@ from ._native import _ENGINE, MatchResult, PassContext, PatternMatcherConfig
 from .base import (DecomposePass, PassStage, PatternFusionPass,
                    expression_result_to_graph)
 from .boundary import SpliceError, splice
+from .deadline import PassTimeout, deadline, pass_timeout
 from .infer import boundary_producers_of_node, infer_nodes
 from .matcher import (CompiledPattern, Matcher, PatternError, compile_pattern, creates_cycle,
                       norm_type)
@@ -371,13 +372,27 @@ def _run_decompose(instance, desc, graph: Graph, context, stats, stage) -> None:
 
 # -- one pass, one stage ----------------------------------------------------------------------
 def _run_pass(desc: PassDescriptor, root: Graph, stage: PassStage, options: dict,
-              report: FusionReport) -> None:
+              report: FusionReport, seconds: float = 0.0) -> None:
     context = PassContext._create(desc.pass_name, options)
     stats = report.stats(root.name, desc.pass_name)
     stats.stage = stage.value
     context._ge_stats = {"match": 0, "effect": 0}
-    graph = root
     start = time.perf_counter()
+    try:
+        with deadline(seconds):
+            _run_instance(desc, root, stage, context, stats, report)
+    except PassTimeout as exc:          # expired outside the pass's own code
+        raise _fail(desc, stage, root, PassFailure(str(exc)), context) from None
+    finally:
+        stats.match_times += context._ge_stats["match"]
+        stats.effect_times += context._ge_stats["effect"]
+        context._ge_stats = {"match": 0, "effect": 0}
+        stats.wall_time_us += int((time.perf_counter() - start) * 1e6)
+
+
+def _run_instance(desc: PassDescriptor, root: Graph, stage: PassStage, context, stats,
+                  report: FusionReport) -> None:
+    graph = root
     try:
         instance = _instantiate(desc)
         kind = desc.kind
@@ -409,11 +424,6 @@ def _run_pass(desc: PassDescriptor, root: Graph, stage: PassStage, options: dict
     except PassFailure as exc:
         _log.error("[%s][Run] failed on graph %s: %s", desc.pass_name, graph.name, exc.reason)
         raise _fail(desc, stage, graph, exc, context) from None
-    finally:
-        stats.match_times += context._ge_stats["match"]
-        stats.effect_times += context._ge_stats["effect"]
-        context._ge_stats = {"match": 0, "effect": 0}
-        stats.wall_time_us += int((time.perf_counter() - start) * 1e6)
 
 
 def _sort(graph: Graph, desc: PassDescriptor) -> None:
@@ -452,6 +462,7 @@ def run_stage(graph: Graph, stage: PassStage, options: dict, report: Optional[Fu
     # Rewrites allocate many small objects that live as long as the graph; CPython's cyclic
     # collector would rescan the whole (growing) heap again and again, making big graphs
     # superlinear.  Nothing a pass creates needs collecting before the stage ends.
+    seconds = pass_timeout(options) if passes else 0.0
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -461,7 +472,7 @@ def run_stage(graph: Graph, stage: PassStage, options: dict, report: Optional[Fu
                 _log.info("pass %s is switched off", desc.pass_name)
                 report.switched_off(graph.name, desc.pass_name, stage.value)
                 continue
-            _run_pass(desc, graph, stage, options, report)
+            _run_pass(desc, graph, stage, options, report, seconds)
     finally:
         if gc_was_enabled:
             gc.enable()

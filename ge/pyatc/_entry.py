@@ -114,4 +114,6 @@ def main(cmdline_argv0: Optional[str] = None, args: Optional[Sequence[str]] = No
         rc = lib.GeApiWrapper_Atc_Main(len(argv), c_argv)
     except KeyboardInterrupt:       # Ctrl-C outside the ATC flow (which reports its own: EP0004)
         rc = FAILURE_STATUS
+    if "ge.atc" in sys.modules:     # the flow ran: threads a pass left must not keep us alive
+        sys.modules["ge.atc"].leave_if_threads_linger(rc)
     sys.exit(rc)

@@ -181,6 +181,11 @@ CASES: Dict[str, Case] = {
     "generator_exit": Case("matmul_add", ("@errors/generator_exit.py",)),
     "drops_output": Case("matmul_add", ("@errors/drops_output.py",)),
     "unconnects": Case("matmul_add", ("@errors/unconnects.py",)),
+    # passes that never return: the time limit (2 s here) fails them naming the pass
+    "sleeps": Case("matmul_add", ("@hangs/sleeps.py",),
+                   env=(("ASCEND_GE_PY_PASS_TIMEOUT", "2"),)),
+    "spins": Case("matmul_add", ("@hangs/spins.py",),
+                  env=(("ASCEND_GE_PY_PASS_TIMEOUT", "2"),)),
     # scheduling and built-in interference
     "schedule": Case("with_if", ("@schedule",)),
     "late": Case("matmul_bias", ("@late/late_matmul_add.py",)),
