@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 
 from ge.errors import GeError, GeWarning
+from ge.fsutil import read_text_regular
 
 from .flags import BY_NAME, FLAGS, Flag
 from .hostenv import host_cpu, host_os
@@ -149,8 +150,7 @@ def load_raw_options(path: str, ignore_unsupported: bool,
     """Rules 1-6: read, validate and filter the raw options file; key → (value, level)."""
     resolved = check_input_path(path, "raw_ge_options")
     try:
-        with open(resolved, "r", encoding="utf-8") as handle:
-            text = handle.read()
+        text = read_text_regular(resolved)
     except (OSError, UnicodeDecodeError):
         raise GeError("E13001", {"file": path, "reason": "Open file failed"}) from None
     flat = _read_levels(path, text)

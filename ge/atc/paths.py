@@ -1,9 +1,10 @@
 """Path rules shared by many flags (spec/atc-cli.md §7.5).
 
 Input paths: not empty (E10004), resolvable (E10001 `[Errno n] ...`), only allowed characters in
-the resolved path, readable.  Output paths: not empty, shorter than 4096, allowed characters in
-the path as given, writable if present, otherwise the parent directories are created (a side
-effect CANN has too).  Non-UTF-8 bytes (surrogate-escaped by Python) fail the character rule.
+the resolved path, a regular file (no FIFO or device), readable.  Output paths: not empty,
+shorter than 4096, allowed characters in the path as given, writable if present, otherwise the
+parent directories are created (a side effect CANN has too).  Non-UTF-8 bytes (surrogate-escaped
+by Python) fail the character rule.
 """
 from __future__ import annotations
 
@@ -45,6 +46,10 @@ def check_input_path(value: str, flag: str) -> str:
         raise _invalid(value, parameter, CHAR_REASON)
     if os.path.isdir(resolved):
         raise _invalid(value, parameter, _errno_reason(errno.EISDIR))
+    from ge.fsutil import special_kind      # not at the top: --help does not need ge.fsutil
+    kind = special_kind(os.stat(resolved).st_mode)
+    if kind is not None:                    # a FIFO would hang the read, /dev/zero never ends
+        raise _invalid(value, parameter, f"It is {kind}, not a regular file.")
     if not os.access(resolved, os.R_OK):
         raise _invalid(value, parameter, _errno_reason(errno.EACCES))
     return resolved

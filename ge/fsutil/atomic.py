@@ -4,10 +4,18 @@ Every artefact under a final name (OM, JSON outputs, dumps, reports, cache files
 through `publish`, so an interrupted or failed run never leaves a partial file there: on any
 exception, Ctrl-C included, the temporary is removed; a killed process leaves it to the next
 publish of the same name, which sweeps it (ge.fsutil.temps).
+
+What is at the path decides how it is written (`docs/interfaces.md`, "Files under a final name"):
+nothing or a regular file is replaced atomically; a symlink is followed and its target replaced
+(the link stays); a character device or FIFO (`/dev/stdout`, `/dev/null`, a pipe) is written
+through, never replaced; a directory, block device or socket is refused with an OSError.
 """
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
+import stat
 from typing import Union
 
 from .faults import armed, fault_point
@@ -35,17 +43,65 @@ def _write_parts(fd: int, parts: list, half_point: str) -> None:
         written += part.nbytes
 
 
+_REFUSED = {stat.S_IFDIR: "a directory", stat.S_IFBLK: "a block device",
+            stat.S_IFSOCK: "a socket"}
+_STREAMS = (stat.S_IFCHR, stat.S_IFIFO)    # written through: nothing to replace
+
+
+def _atomic_target(path: str) -> Union[str, None]:
+    """The path to replace atomically (symlinks resolved), or None to write through to `path`.
+    A /proc "magic" link (/dev/stdout -> /proc/self/fd/1 -> a pipe, a tty or an open file) names
+    an open stream, not a file: it is written through even when it ends at a regular file."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return os.path.realpath(path)          # a new file, or the target of a dangling link
+    kind = stat.S_IFMT(st.st_mode)
+    if kind in _REFUSED:
+        code = errno.EISDIR if kind == stat.S_IFDIR else errno.EINVAL
+        raise OSError(code, f"it is {_REFUSED[kind]}, which is never replaced", path)
+    if kind in _STREAMS:
+        return None
+    real = os.path.realpath(path)
+    try:
+        same = os.path.samestat(st, os.stat(real)) and not real.startswith("/proc/")
+    except OSError:
+        same = False
+    return real if same else None
+
+
+def _write_through(path: str, parts: list, half_point: str) -> None:
+    """Write into the existing stream at `path`. A FIFO nobody reads is refused (ENXIO)
+    instead of waiting for a reader forever."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise OSError(errno.ENXIO, "it is a FIFO that no process reads", path) from None
+        raise
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        _write_parts(fd, parts, half_point)
+    finally:
+        os.close(fd)
+
+
 def publish(path: str, data: Union[bytes, str, list], mode: int = 0o600,
             half_point: str = "", written_point: str = "") -> None:
-    """Write `data` (bytes, text, or a list of buffers written in order) to `path` atomically.
+    """Write `data` (bytes, text, or a list of buffers written in order) to `path`: atomically
+    for a regular file (through symlinks), written through for a character device or FIFO.
     `half_point` / `written_point` name test-only fault points (ge.fsutil.faults): half of the
     bytes written, and all of them fsynced but not yet renamed."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     parts = [memoryview(p).cast("B") for p in (data if isinstance(data, list) else [data])]
-    directory, base = os.path.split(os.path.abspath(path))
+    target = _atomic_target(path)
+    if target is None:
+        _write_through(path, parts, half_point)
+        return
+    directory, base = os.path.split(target)
     sweep(directory, base)
-    tmp = temp_name(path)
+    tmp = temp_name(target)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         try:
@@ -55,7 +111,7 @@ def publish(path: str, data: Union[bytes, str, list], mode: int = 0o600,
             os.close(fd)
         if written_point:
             fault_point(written_point)
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)

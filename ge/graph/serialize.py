@@ -523,9 +523,9 @@ def save_air(graph: Graph, path: str) -> None:
 def load_air(path: str) -> Graph:
     """Graph.load_from_air (also framework 1 of ATC)."""
     from google.protobuf.message import DecodeError
+    from ge.fsutil import MODEL_LIMIT, read_regular
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_regular(path, MODEL_LIMIT)
     except OSError as e:
         raise _bad(path, e.strerror or str(e)) from None
     model = pb.ModelDef()

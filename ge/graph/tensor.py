@@ -124,6 +124,8 @@ class Tensor:
             raise TypeError("DT_DOUBLE tensors cannot be created from Python")
         np_dtype = to_numpy_dtype(data_type)
         if file_path is not None:
+            from ge.fsutil import check_regular
+            check_regular(file_path)    # np.fromfile would wait on a FIFO, or read a device
             array = np.fromfile(file_path, dtype=np_dtype)
         elif data is None:
             array = np.zeros((0,), dtype=np_dtype)

@@ -16,6 +16,7 @@ import json
 from google.protobuf import text_format
 from google.protobuf.descriptor import FieldDescriptor
 
+from ge.fsutil import read_text_regular
 from ge.graph.attr_names import ATTR_TARGET
 from ge.proto import ge_ir as pb
 from .container import PartitionType, om_error
@@ -75,8 +76,7 @@ def om_to_json(path: str) -> str:
 def pbtxt_to_json(path: str) -> str:
     """Mode 5: a ge_proto text dump (protobuf text of ge.proto.ModelDef) -> JSON."""
     try:
-        with open(path, "r", encoding="utf-8") as f:
-            text = f.read()
+        text = read_text_regular(path)
     except (OSError, UnicodeDecodeError) as e:
         raise om_error(path, getattr(e, "strerror", None) or str(e)) from None
     model_def = pb.ModelDef()

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from google.protobuf.message import DecodeError
 
 from ge.errors import warn
+from ge.fsutil import read_regular
 from ge.graph import serialize as ser
 
 from ge.proto import ge_ir as pb
@@ -106,8 +107,7 @@ def parse_om(data: bytes, source: str = "<memory>") -> OmFile:
 def read_om(path: str) -> OmFile:
     """Read and validate the OM file at `path`."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_regular(path)
     except OSError as e:
         raise om_error(path, e.strerror or str(e)) from None
     return parse_om(data, path)

@@ -25,6 +25,7 @@ import types
 from pathlib import Path
 
 from ge.errors import GeError
+from ge.fsutil import TEXT_LIMIT, check_regular
 
 from .registry import (PASS_KIND_DECOMPOSE, PASS_KIND_FUSION_BASE, PASS_KIND_PATTERN_FUSION,
                        clear_registered_passes, get_registered_pass_dicts)
@@ -62,6 +63,7 @@ def _load_file(path: Path) -> types.ModuleType:
     name = f"{MODULE_PREFIX}{path.stem}_{abs(hash(key))}"
     if name in sys.modules:
         return sys.modules[name]
+    check_regular(key, TEXT_LIMIT)      # a FIFO named x.py would block the import forever
     spec = importlib.util.spec_from_file_location(name, key)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load python pass file: {key}")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ge.errors import GeError
+from ge.fsutil import read_text_regular
 
 __all__ = ["PassSwitches", "parse_switch_string", "parse_fusion_switch_file",
            "OPTION_SWITCH", "OPTION_SWITCH_FILE", "FORBIDDEN_CLOSE_KEY"]
@@ -118,8 +119,7 @@ def _check_priority(path: str, fusion_type: str, levels: dict) -> None:
 def parse_fusion_switch_file(path: str) -> dict:
     """{"GraphFusion": {...}, "UBFusion": {...}, "exceptional": [...]} from either format."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        text = read_text_regular(path)
     except OSError as exc:
         raise _file_error(path, f"cannot read the file: {exc.strerror or exc}") from None
     if not text.strip():

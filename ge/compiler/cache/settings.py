@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
 from ge.errors import GeError, warn
+from ge.fsutil import read_text_regular
 
 __all__ = ["CacheSettings", "resolve", "parse_ini", "size_limits", "parse_op_debug_config",
            "DEFAULT_MAX_MB", "DEFAULT_RATIO", "INI_NAME", "INI_SECTION", "MODES"]
@@ -197,8 +198,7 @@ _DEBUG_CC_FLAGS = {"ccec_O0": ("-O0",), "ccec_g": ("-g",)}
 def parse_op_debug_config(path: str) -> tuple:
     """(config items, list items) of an op_debug_config file (spec §5.1)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
+        lines = read_text_regular(path).splitlines()
     except OSError as exc:
         raise GeError("E10001", {"parameter": "--op_debug_config", "value": path,
                                  "reason": f"the file does not exist or access is denied "
@@ -239,8 +239,7 @@ def resolve(options: Mapping[str, str], env: Optional[Mapping[str, str]] = None,
     ini_path = ini_path_for(root)
     ini_text = None
     if read_ini and os.path.isfile(ini_path):
-        with open(ini_path, encoding="utf-8", errors="replace") as f:
-            ini_text = f.read()
+        ini_text = read_text_regular(ini_path, errors="replace")
     max_mb, ratio, source = size_limits(ini_text, env, ini_path)
     bypass, debug_list, debug_flags = "", (), ()
     if level != "0":

@@ -27,7 +27,7 @@ import shutil
 from dataclasses import dataclass
 from typing import Optional
 
-from ge.fsutil import fault_point, sweep, temp_name
+from ge.fsutil import NotRegularFile, check_stat, fault_point, sweep, temp_name
 
 __all__ = ["Lookup", "lookup", "publish", "remove_entry", "clean_stale", "list_entries",
            "entry_size", "entry_mtime", "BIN_SUFFIX"]
@@ -47,8 +47,11 @@ class Lookup:
 
 
 def _read_at(dir_fd: int, name: str) -> bytes:
-    fd = os.open(name, os.O_RDONLY, dir_fd=dir_fd)
+    """An entry file's bytes; a FIFO or device planted in an entry is refused, never waited on."""
+    fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK, dir_fd=dir_fd)
     try:
+        check_stat(os.fstat(fd), name)
+        os.set_blocking(fd, True)
         chunks = []
         while True:
             chunk = os.read(fd, 1 << 20)
@@ -81,6 +84,8 @@ def lookup(cache_dir: str, name: str, refresh: bool = True) -> Lookup:
             if not _same_entry(path, inode):
                 return Lookup("miss", reason="entry replaced or removed while reading")
             return Lookup("corrupt", reason=f"missing file {exc.filename}", inode=inode)
+        except NotRegularFile as exc:
+            return Lookup("corrupt", reason=f"{exc.filename}: {exc.strerror}", inode=inode)
         try:
             meta = json.loads(raw_meta.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ge.fsutil import check_regular
 from ge.graph.types import from_numpy_dtype, to_numpy_dtype
 
 from ._common import (DT, VT, AttrSpec, OpDef, Port, Role, dtype_of, fail, infer_same, numel,
@@ -52,6 +53,7 @@ def kernel_file_constant(ins, attrs):
     shape = [int(d) for d in attrs["shape"]]
     dtype = to_numpy_dtype(DT(attrs["dtype"]))
     count = numel(shape)
+    check_regular(path)                 # np.fromfile would wait on a FIFO
     data = np.fromfile(path, dtype=dtype, count=count, offset=int(attrs.get("offset", 0) or 0))
     if data.size != count:
         raise ValueError(f"FileConstant file {path} holds {data.size} of {count} elements")

@@ -14,6 +14,7 @@ from google.protobuf.message import DecodeError
 from onnx import TensorProto
 
 from ge.errors import GeError
+from ge.fsutil import MODEL_LIMIT, open_regular, read_regular
 from ge.graph import DataType
 
 __all__ = ["ONNX_TO_GE_DTYPE", "ge_dtype", "load_model_bytes", "read_model_file",
@@ -83,8 +84,7 @@ def load_model_bytes(data: bytes, label: str = "<memory>") -> onnx.ModelProto:
 
 def read_model_file(path: str) -> bytes:
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        return read_regular(path, MODEL_LIMIT)
     except OSError as exc:
         raise _load_failed(path, exc.strerror or str(exc)) from None
 
@@ -113,7 +113,7 @@ def tensor_to_array(t: TensorProto, model_dir: str | None, what: str) -> np.ndar
     count = int(np.prod(shape, dtype=np.int64)) if shape else 1
     dtype = np.dtype(np_type)
     if t.data_location == TensorProto.EXTERNAL:
-        raw = read_external(t, model_dir, what)
+        raw = read_external(t, model_dir, what, count * dtype.itemsize)
         return _from_raw(raw, dtype, shape, count, what)
     if t.data_type == TensorProto.STRING:
         values = [bytes(s).decode("utf-8", "replace") for s in t.string_data]
@@ -199,15 +199,20 @@ def external_location(t: TensorProto, model_dir: str | None, what: str) -> tuple
     return real, numbers.get("offset", 0), numbers.get("length", -1)
 
 
-def read_external(t: TensorProto, model_dir: str | None, what: str) -> bytes:
+def read_external(t: TensorProto, model_dir: str | None, what: str, need: int) -> bytes:
+    """The `need` bytes of an external tensor; sizes are checked before anything is read."""
     path, offset, length = external_location(t, model_dir, what)
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
+            have = max(os.fstat(f.fileno()).st_size - offset, 0)
+            if 0 <= length and have < length:
+                raise invalid_model(what, f"external data file ends after {have} of {length} "
+                                    "bytes")
+            span = have if length < 0 else length
+            if span != need:
+                raise invalid_model(what, f"tensor external data has {span} bytes but its "
+                                    f"dims need {need}")
             f.seek(offset)
-            data = f.read() if length < 0 else f.read(length)
+            return f.read(span)
     except OSError as exc:
         raise GeError("E13001", {"file": path, "reason": exc.strerror or str(exc)}) from None
-    if length >= 0 and len(data) != length:
-        raise invalid_model(what, f"external data file ends after {len(data)} of {length} "
-                            "bytes")
-    return data
