@@ -3,7 +3,8 @@
 The operator compiler writes kernels to this ABI (ge.compiler.opcompile), the runtime and the
 opcompile tests load them through `KernelLoader`; both import this leaf module, neither imports
 the other.  Loading checks, in this order and before any byte is mapped: the sha256 the caller
-recorded for the kernel, then (after `dlopen`) the ABI version symbol.  The BLAS kernels link is
+recorded for the kernel, then (after `dlopen`) the ABI version symbol and the declarations
+(`ge_kernel_signature`, `ge_kernel_workspace_bytes`) a caller checks its plan against.  The BLAS kernels link is
 loaded first (ge.blas), so a kernel's `NEEDED libscipy_openblas.so` resolves to it.
 """
 from __future__ import annotations
@@ -16,17 +17,20 @@ from ge import blas
 from ge.errors import GeError
 from ge.fsutil import sweep, temp_dir
 
-__all__ = ["ABI_VERSION", "KERNEL_SYMBOL", "VERSION_SYMBOL", "SIGNATURE_SYMBOL", "CDEF",
-           "KernelLoader"]
+__all__ = ["ABI_VERSION", "KERNEL_SYMBOL", "VERSION_SYMBOL", "SIGNATURE_SYMBOL",
+           "WORKSPACE_SYMBOL", "CDEF", "KernelLoader"]
 
-ABI_VERSION = 1
+# 2: kernels declare their workspace size (a loader checks the memory plan against it)
+ABI_VERSION = 2
 KERNEL_SYMBOL = "ge_kernel"
 VERSION_SYMBOL = "ge_kernel_abi_version"
 SIGNATURE_SYMBOL = "ge_kernel_signature"
+WORKSPACE_SYMBOL = "ge_kernel_workspace_bytes"
 CDEF = f"""
 int {KERNEL_SYMBOL}(void *const *inputs, void *const *outputs, void *workspace);
 extern unsigned int {VERSION_SYMBOL};   /* const in the kernel; cffi reads it as a variable */
 extern char {SIGNATURE_SYMBOL}[];
+extern unsigned long long {WORKSPACE_SYMBOL};
 """
 LOAD_ERROR = "EP0112"
 _WORK_BASE = "ge_kernels"     # work directories: .ge_kernels.tmp-<host>-<pid>-<rand>
@@ -74,8 +78,19 @@ class KernelLoader:
         if version != ABI_VERSION:
             raise _refuse(name, opname, f"its ABI version is {version}, this runtime runs "
                                         f"version {ABI_VERSION}")
+        try:
+            self.declared(lib)
+        except (AttributeError, OSError, NotImplementedError, UnicodeDecodeError) as exc:
+            raise _refuse(name, opname, f"it does not declare its signature and workspace: "
+                                        f"{exc}") from None
         self._libs.append(lib)
         return lib
+
+    def declared(self, lib) -> tuple[str, int]:
+        """What a loaded kernel says it was built for: (canonical signature JSON, workspace
+        bytes).  A caller checks its pointers against these before the first call."""
+        signature = self.ffi.string(getattr(lib, SIGNATURE_SYMBOL)).decode("utf-8")
+        return signature, int(getattr(lib, WORKSPACE_SYMBOL))
 
     def close(self) -> None:
         """Forget the libraries (they stay mapped while a caller holds one)."""

@@ -196,6 +196,12 @@ CODES: tuple[Code, ...] = (
          "The memory plan of model {file} is invalid: {reason}.", ours=True),
     Code("EP0405", "Runtime_Kernel_Failed", "Op {opname} ({optype}) failed: {reason}.",
          ours=True),
+    Code("EP0406", "Runtime_Kernel_Mismatch",
+         "Op {opname} ({optype}) does not match its kernel {kernel}: {reason}.",
+         cause="The model definition was edited after the kernel was compiled (the kernel "
+               "declares the shapes, dtypes and workspace it was built for).",
+         solution="Recompile the model with ATC; do not edit an OM's model definition.",
+         ours=True),
     # ---- warnings ------------------------------------------------------------------------
     Code("WP0001", "Option_Without_Effect",
          "Option --{parameter}={value} is accepted but has no effect in this implementation "

@@ -2,7 +2,8 @@
 
 Each item is loaded once, on first use, through the one verified loader of ge.kernel_abi: the
 sha256 the op records (`_kernel_sha256`) is checked before the bytes touch the disk, the ABI
-version after `dlopen`.  Nothing here knows an op.
+version after `dlopen`; what each kernel declares (signature, workspace) is kept for the plan
+check (ge.runtime._validate).  Nothing here knows an op.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ class KernelLibrary:
         for name, data in items:
             self._items.setdefault(name, data)
         self._loaded: dict = {}
+        self._declared: dict = {}
 
     def has(self, name: str) -> bool:
         return name in self._items
@@ -44,8 +46,14 @@ class KernelLibrary:
         lib = self._loader.load(name, data, sha256, op_name)
         fn = getattr(lib, KERNEL_SYMBOL)
         self._loaded[name] = (fn, sha256)
+        self._declared[name] = self._loader.declared(lib)
         return fn
+
+    def declared(self, name: str) -> tuple[str, int]:
+        """(signature JSON, workspace bytes) that loaded kernel `name` declares."""
+        return self._declared[name]
 
     def close(self) -> None:
         self._loaded.clear()
+        self._declared.clear()
         self._loader.close()

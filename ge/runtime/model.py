@@ -5,10 +5,11 @@
     outs = model.run([x])                # or run({"x": x}); list of new arrays
     outs, seen = model.run([x], capture=True)   # seen[op name] = [output arrays]
 
-Loading checks the container (ge.om.read_om), the host target, the memory plan and the kernel
-bytes; running copies the inputs into the arena, runs every op in OpDef.id order with its
-compiled kernel (cffi) or its ge.ops reference kernel (the AiCpu engine) and copies the graph
-outputs out.  One Model is not re-entrant: run() from one thread at a time.
+Loading checks the container (ge.om.read_om), the host target, the memory plan, the kernel
+bytes and every compiled op's plan against its kernel's declarations (ge.runtime._validate);
+running copies the inputs into the arena, runs every op in OpDef.id order with its compiled
+kernel (cffi) or its ge.ops reference kernel (the AiCpu engine) and copies the graph outputs
+out.  One Model is not re-entrant: run() from one thread at a time.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from ge.ops import Role, role_of
 from ._errors import BAD_INPUT, EXEC_FAILED, FILE_OPEN, INVALID_OM, UNSUPPORTED_OP
 from ._kernels import KernelLibrary
 from ._plan import GraphPlan, Plan, Step, TensorSpec, build_plan, check_target
+from ._validate import check_kernel_step
 
 __all__ = ["Model", "load", "TensorSpec"]
 
@@ -79,6 +81,7 @@ class Model:
     def _bind_kernel(self, step: Step) -> None:
         sha = step.attrs.get(ATTR_KERNEL_SHA256, (None, ""))[1]
         fn = self._kernels.function(step.kernel_name, sha, step.name)
+        check_kernel_step(step, *self._kernels.declared(step.kernel_name))
         ffi = self._kernels.ffi
         keep = [v for v in step.inputs if v is not None] + list(step.outputs)
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ge.kernel_abi import ABI_VERSION, KERNEL_SYMBOL, SIGNATURE_SYMBOL, VERSION_SYMBOL
+from ge.kernel_abi import (ABI_VERSION, KERNEL_SYMBOL, SIGNATURE_SYMBOL, VERSION_SYMBOL,
+                           WORKSPACE_SYMBOL)
 
 __all__ = ["Unsupported", "KernelSource", "C_TYPE", "ELEM_SIZE", "ABI_VERSION", "KERNEL_SYMBOL",
            "flit", "numel", "strides_of", "broadcast_strides", "coalesce", "loop_nest",
@@ -24,6 +25,13 @@ class KernelSource:
     c_source: str
     workspace_bytes: int = 0
     needs_blas: bool = False
+
+    def __post_init__(self):
+        # the workspace size is declared in the kernel itself (ABI 2): a loader checks the
+        # memory plan against it, so a plan edited after compilation cannot overrun it
+        decl = f"const unsigned long long {WORKSPACE_SYMBOL} = {int(self.workspace_bytes)}ull;\n"
+        if WORKSPACE_SYMBOL not in self.c_source:
+            object.__setattr__(self, "c_source", self.c_source + decl)
 
 
 C_TYPE = {
@@ -135,7 +143,8 @@ def _c_string(text: str) -> str:
 
 def kernel_file(sig, family: str, version: int, decls: list, body: list,
                 blas: bool = False, helpers: list = ()) -> str:
-    """The whole translation unit of one kernel (ABI version 1, docs/kernel-abi.md)."""
+    """The whole translation unit of one kernel (docs/kernel-abi.md), less the workspace
+    declaration that KernelSource appends."""
     head = [
         f"/* ge kernel: {family} generator v{version}, op {sig.op_type}. "
         "Generated; do not edit. */",
