@@ -8,15 +8,17 @@ publish of the same name, which sweeps it (ge.fsutil.temps).
 What is at the path decides how it is written (`docs/interfaces.md`, "Files under a final name"):
 nothing or a regular file is replaced atomically; a symlink is followed and its target replaced
 (the link stays); a character device or FIFO (`/dev/stdout`, `/dev/null`, a pipe) is written
-through, never replaced; a directory, block device or socket is refused with an OSError.
+through, never replaced, and so is a stream named through /proc (/dev/stdout redirected to a
+file); a directory, block device or socket is refused with an OSError.
 """
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
+import re
 import stat
-from typing import Union
+import sys
+from typing import Optional, Union
 
 from .faults import armed, fault_point
 from .temps import sweep, temp_name
@@ -48,10 +50,29 @@ _REFUSED = {stat.S_IFDIR: "a directory", stat.S_IFBLK: "a block device",
 _STREAMS = (stat.S_IFCHR, stat.S_IFIFO)    # written through: nothing to replace
 
 
+def _proc_link(path: str) -> Optional[int]:
+    """None unless `path` resolves through /proc, where /dev/stdout, /dev/fd/1 and
+    /proc/self/fd/1 are "magic" links to an open descriptor (a tty, a pipe, or the file a shell
+    redirected to); then the descriptor number if it is one of this process's, else -1."""
+    own = re.compile(rf"/proc/{os.getpid()}(?:/task/\d+)?/fd/(\d+)")
+    p = os.path.abspath(path)
+    for _ in range(40):                     # the kernel's own limit on a chain of links
+        parent = os.path.realpath(os.path.dirname(p))
+        found = own.fullmatch(os.path.join(parent, os.path.basename(p)))
+        if found:
+            return int(found.group(1))
+        if parent.startswith("/proc/"):
+            return -1
+        if not os.path.islink(p):
+            return None
+        p = os.path.join(os.path.dirname(p), os.readlink(p))
+    return None
+
+
 def _atomic_target(path: str) -> Union[str, None]:
     """The path to replace atomically (symlinks resolved), or None to write through to `path`.
-    A /proc "magic" link (/dev/stdout -> /proc/self/fd/1 -> a pipe, a tty or an open file) names
-    an open stream, not a file: it is written through even when it ends at a regular file."""
+    A stream named through /proc is written through even when it is a regular file: replacing
+    it would leave the writer that holds it (a shell's `> out.txt`) writing to a deleted file."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -60,27 +81,30 @@ def _atomic_target(path: str) -> Union[str, None]:
     if kind in _REFUSED:
         code = errno.EISDIR if kind == stat.S_IFDIR else errno.EINVAL
         raise OSError(code, f"it is {_REFUSED[kind]}, which is never replaced", path)
-    if kind in _STREAMS:
+    if kind in _STREAMS or _proc_link(path) is not None:
         return None
-    real = os.path.realpath(path)
-    try:
-        same = os.path.samestat(st, os.stat(real)) and not real.startswith("/proc/")
-    except OSError:
-        same = False
-    return real if same else None
+    return os.path.realpath(path)
 
 
 def _write_through(path: str, parts: list, half_point: str) -> None:
-    """Write into the existing stream at `path`. A FIFO nobody reads is refused (ENXIO)
-    instead of waiting for a reader forever."""
+    """Write into the existing stream at `path`. One of our own descriptors (/dev/stdout) is
+    written directly, after our buffered output, so the two keep their order in a shared file;
+    a FIFO nobody reads is refused (ENXIO) instead of waiting for a reader forever."""
+    own = _proc_link(path)
+    if own is not None and own >= 0:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+        _write_parts(own, parts, half_point)
+        return
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         if exc.errno == errno.ENXIO:
             raise OSError(errno.ENXIO, "it is a FIFO that no process reads", path) from None
         raise
     try:
-        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        os.set_blocking(fd, True)
         _write_parts(fd, parts, half_point)
     finally:
         os.close(fd)

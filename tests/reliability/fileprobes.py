@@ -28,10 +28,11 @@ def within(fn, seconds=LIMIT_S):
     return box["value"]
 
 
-def atc_process(*args, cwd, env=None):
-    """The ATC main flow (what pyatc runs) in a child process, its stdout a pipe; killed after
-    120 s so that a hang fails the test."""
+def atc_process(*args, cwd, env=None, stdout=subprocess.PIPE):
+    """The ATC main flow (what pyatc runs) in a child process, its stdout a pipe unless given;
+    killed after 120 s so that a hang fails the test."""
     code = "import sys; from ge.atc import main_impl; sys.exit(main_impl(sys.argv))"
-    return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, capture_output=True,
-                          timeout=120, env=dict(os.environ, PYTHONPATH=str(REPO_ROOT),
-                                                ASCEND_WORK_PATH=str(cwd), **(env or {})))
+    return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, stdout=stdout,
+                          stderr=subprocess.PIPE, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(REPO_ROOT),
+                                   ASCEND_WORK_PATH=str(cwd), **(env or {})))

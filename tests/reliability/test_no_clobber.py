@@ -92,6 +92,22 @@ def test_dev_null_through_a_link_stays_a_device(tmp_path):
     assert link.is_symlink() and stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
+@pytest.mark.parametrize("prefix", ["/dev/fd", "/proc/self/fd"])
+def test_our_own_descriptor_is_written_in_place(tmp_path, prefix):
+    """/dev/stdout style paths: a file this process holds open keeps its inode and offset."""
+    log = tmp_path / "log"
+    with open(log, "wb") as held:
+        held.write(b"a")
+        held.flush()
+        publish(f"{prefix}/{held.fileno()}", b"b")
+        held.write(b"c")
+    assert log.read_bytes() == b"abc" and os.listdir(tmp_path) == ["log"]
+    read_end, write_end = os.pipe()
+    publish(f"{prefix}/{write_end}", b"piped")
+    assert os.read(read_end, 64) == b"piped"
+    os.close(read_end), os.close(write_end)
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="mknod of a device needs root")
 def test_character_device_made_here_is_written_through(tmp_path):
     node = tmp_path / "null"
@@ -148,3 +164,18 @@ def test_json_to_dev_stdout_in_a_process(tmp_path, om):
     assert done.returncode == 0, done.stdout + done.stderr
     assert b'"graph"' in done.stdout and b"Traceback" not in done.stderr
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_json_to_dev_stdout_redirected_to_a_file(tmp_path, om):
+    """`> out.txt`: the file the shell opened is written through our descriptor, not replaced
+    behind the shell's back; the JSON sits between the start and the result lines."""
+    out = tmp_path / "out.txt"
+    with open(out, "wb") as stdout:
+        inode = os.fstat(stdout.fileno()).st_ino
+        done = atc_process("--mode=1", f"--om={om}", "--json=/dev/stdout", cwd=tmp_path,
+                           stdout=stdout)
+    text = out.read_text()
+    assert done.returncode == 0, text + done.stderr.decode()
+    assert out.stat().st_ino == inode
+    assert text.index("ATC start working now") < text.index('"graph"') < text.index(
+        "ATC run success")
