@@ -185,6 +185,9 @@ CODES: tuple[Code, ...] = (
          "Kernel compilation needs a C compiler ({compiler}), which is not on PATH. "
          "Install one with: {install}",
          solution="Install a C compiler, or put the one you have on PATH as cc.", ours=True),
+    Code("EP0115", "Kernel_Cache_Check_Failed", "Kernel cache {path} failed the check: {reason}.",
+         solution="Run python3 -m ge.compiler.cache verify --fix to remove bad entries; fix "
+                  "the permissions of what cannot be read.", ours=True),
     Code("EP0301", "Om_Write_Error", "Cannot build the OM. Reason: {reason}.", ours=True),
     Code("EP0401", "Runtime_Target_Mismatch",
          "The OM {file} was not built for this host ({host}): {reason}.",
@@ -209,6 +212,9 @@ CODES: tuple[Code, ...] = (
     Code("WP0002", "Option_Ignored",
          "Raw GE option {key} in level [{level}] is not supported in ATC and was ignored.",
          ours=True),
+    Code("WP0003", "Output_Not_Written",
+         "{file} was not written ({reason}); the result of the run does not depend on it.",
+         ours=True),
     Code("WP0010", "Unknown_Pass_Name",
          "Pass switch names unknown pass {name}; closest registered names: {closest}.",
          ours=True),
@@ -220,6 +226,8 @@ CODES: tuple[Code, ...] = (
     Code("WP0112", "Corrupt_Cache_Entry",
          "Kernel cache entry {entry} is corrupt ({reason}); it is not used, and is recompiled "
          "and replaced.", ours=True),
+    Code("WP0113", "Kernel_Cache_Fault", "Kernel cache {path}: {reason}; {fallback}.",
+         ours=True),
     Code("WP0301", "Unchecked_Model",
          "Model {file} carries no integrity checksum (its header's checksum area is zero, as "
          "in CANN's OMs and ours before the checksum existed); it is read unverified.",

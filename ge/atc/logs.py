@@ -53,24 +53,58 @@ class LogSetup:
         logger = logging.getLogger("ge")
         for handler in self.handlers:
             logger.removeHandler(handler)
-            handler.close()
+            try:
+                handler.close()         # flushes: a full disk fails here too
+            except Exception:
+                pass
         self.handlers.clear()
 
 
-class _ScreenHandler(logging.StreamHandler):
-    """Log records on stdout; a progress line on the screen is erased first (ge.atc.report)."""
+class _Quiet:
+    """A handler that logging faults cannot turn into an outcome: the first failed record
+    silences the handler (the stdlib's handleError would print "--- Logging error ---" and a
+    traceback for every record) and, for the log file, is a WP0003 warning after the result."""
+
+    broken = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.broken:
+            return
+        try:
+            super().emit(record)            # FileHandler opens the file here, outside its try
+        except Exception:
+            self.handleError(record)
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if self.broken:
+            return
+        self.broken = True
+        self.report(sys.exc_info()[1])
+
+    def report(self, exc) -> None:
+        pass
+
+
+class _ScreenHandler(_Quiet, logging.StreamHandler):
+    """Log records on stdout; a progress line on the screen is erased first (ge.atc.report).
+    A screen that cannot be written cannot show a warning either: it just stops."""
 
     def emit(self, record: logging.LogRecord) -> None:
         clear_progress()
         super().emit(record)
 
 
-class _LazyFileHandler(logging.FileHandler):
+class _LazyFileHandler(_Quiet, logging.FileHandler):
     """Creates the plog directory only when the first record is written."""
 
     def _open(self):
         os.makedirs(os.path.dirname(self.baseFilename), exist_ok=True)
         return super()._open()
+
+    def report(self, exc) -> None:
+        from ge.errors import warn          # logs to "ge": this handler is silent by now
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        warn("WP0003", {"file": self.baseFilename, "reason": reason})
 
 
 def start_logging(level_flag: str, environ=None) -> LogSetup:

@@ -87,14 +87,29 @@ def compile_report(compiled: CompiledModel) -> dict:
 
 
 def write_fusion_result(compiled: CompiledModel) -> str | None:
-    """fusion_result.json, and compile_report.json in the same directory."""
+    """fusion_result.json, and compile_report.json in the same directory.  They report on a
+    compile that is done: a file that cannot be written (full disk, read-only directory) is a
+    WP0003 warning, never a failure; returns the fusion_result.json path, None if not written."""
     import json
     from ge.graph.serialize import write_atomic
-    from ge.passes.report import write_fusion_result as _write
-    path = _write(compiled.context.report, os.environ.get("ASCEND_WORK_PATH") or None)
+    from ge.passes.report import fusion_result_path, write_fusion_result as _write
+    work = os.environ.get("ASCEND_WORK_PATH") or None
+    path = fusion_result_path(work)
+    report_path = os.path.join(os.path.dirname(path), "compile_report.json")
     report = json.dumps(compile_report(compiled), indent=4, sort_keys=True) + "\n"
-    write_atomic(os.path.join(os.path.dirname(path), "compile_report.json"), report.encode())
-    return path
+    written = _written(path, lambda: _write(compiled.context.report, work))
+    _written(report_path, lambda: write_atomic(report_path, report.encode()))
+    return path if written else None
+
+
+def _written(path: str, write) -> bool:
+    from ge.errors import warn
+    try:
+        write()
+    except OSError as exc:
+        warn("WP0003", {"file": path, "reason": exc.strerror or str(exc)})
+        return False
+    return True
 
 
 def om_to_json(om_path: str) -> str:

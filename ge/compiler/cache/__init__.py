@@ -4,7 +4,9 @@
 writable by group or others is refused), writes a default `op_cache.ini` when none exists,
 removes temporaries of dead processes and ages the directory once.  `get(name)` returns verified
 bytes or None (a corrupt entry is reported with a W-code, removed and counted); `put()` publishes
-all or nothing.  The cache knows no ops: names and metadata come from ge.compiler.opcompile.
+all or nothing.  A file-system fault (full, read-only, not a directory) is a WP0113 warning and
+the compile goes on without the cache.  The cache knows no ops: names and metadata come from
+ge.compiler.opcompile.
 
 Submodules, ccache style: settings (what the user asked for), key (what identifies a binary),
 store (lookup / publish / remove), evict (aging); temporaries and the test-only fault points
@@ -12,9 +14,11 @@ of publish are ge.fsutil's.
 """
 from __future__ import annotations
 
+import errno
 import logging
 import os
 from dataclasses import dataclass, field
+from typing import Optional
 
 from ge.errors import GeError, warn
 from ge.fsutil import sweep, temp_name
@@ -29,6 +33,7 @@ __all__ = ["KernelCache", "CacheStats", "CacheSettings", "resolve", "kernel_key"
 
 log = logging.getLogger(__name__)
 WARN_CORRUPT = "WP0112"
+WARN_FAULT = "WP0113"
 ERR_UNSAFE_DIR = "EP0111"
 
 
@@ -71,34 +76,72 @@ def _write_default_ini(path: str) -> None:
         os.unlink(tmp)
 
 
+def _make_dir(path: str) -> None:
+    # each level ourselves: makedirs gives intermediate levels the umask's mode
+    if os.path.lexists(path) and not os.path.isdir(path):
+        raise NotADirectoryError(errno.ENOTDIR, "it is not a directory", path)
+    os.makedirs(path, mode=0o750, exist_ok=True)
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
 class KernelCache:
-    """A handle on one SoC cache directory for one compile."""
+    """A handle on one SoC cache directory for one compile.
+
+    The cache is an optimisation: a fault of the file system under it (full, read-only, not a
+    directory, unreadable) never fails a compile.  The first fault of a compile is warned
+    (WP0113) and logged; the compile goes on without the part that failed: no cache at all when
+    its directories cannot be made, no new entries once a publish failed.  Only an insecure
+    directory (EP0111) is an error: it is what the user configured, and it is unsafe."""
 
     def __init__(self, settings: CacheSettings):
         self.settings = settings
         self.dir = settings.cache_dir
         self.stats = CacheStats()
+        self.writable = True
+        self.faulted = False
+
+    def _fault(self, exc: OSError, fallback: str, where: str = "") -> None:
+        where = where or exc.filename or self.dir
+        log.info("kernel cache fault at %s: %s", where, exc)
+        if not self.faulted:
+            self.faulted = True
+            warn(WARN_FAULT, {"path": where, "reason": _reason(exc), "fallback": fallback})
 
     @classmethod
-    def open(cls, settings: CacheSettings, age: bool = True) -> "KernelCache":
+    def open(cls, settings: CacheSettings, age: bool = True) -> Optional["KernelCache"]:
+        """The cache of this compile, or None (warned) when its directories cannot be used."""
         cache = cls(settings)
         kernel_cache = os.path.dirname(settings.cache_dir)
         for path in (settings.root, kernel_cache, settings.cache_dir):
-            # each level ourselves: makedirs gives intermediate levels the umask's mode
-            os.makedirs(path, mode=0o750, exist_ok=True)
+            try:
+                _make_dir(path)
+            except OSError as exc:
+                cache._fault(exc, "every kernel is compiled without the cache")
+                return None
             check_private_dir(path)
+        try:
+            cache._housekeeping(age)
+        except OSError as exc:
+            cache._fault(exc, "the cache is used but not cleaned or aged in this compile")
+        return cache
+
+    def _housekeeping(self, age: bool) -> None:
+        """The default op_cache.ini, temporaries of dead processes, aging."""
+        settings = self.settings
         sweep(os.path.dirname(settings.ini_path), os.path.basename(settings.ini_path))
-        if not os.path.exists(settings.ini_path):
+        if not os.path.lexists(settings.ini_path):
             _write_default_ini(settings.ini_path)
-        cache.stats.stale_cleaned = len(clean_stale(settings.cache_dir))
+        self.stats.stale_cleaned = len(clean_stale(settings.cache_dir))
         if age:
             result = evict(settings.cache_dir, settings.max_mb, settings.ratio)
-            cache.stats.evictions += len(result.removed)
-            cache.stats.evicted_names += result.removed
+            self.stats.evictions += len(result.removed)
+            self.stats.evicted_names += result.removed
             if result.removed:
                 log.info("kernel cache aging removed %d entries (%d -> %d bytes)",
                          len(result.removed), result.used_before, result.used_after)
-        return cache
 
     def get(self, name: str):
         """Verified (binary, meta) of a hit, or None.  A corrupt entry is removed and warned."""
@@ -110,11 +153,22 @@ class KernelCache:
         if found.status == "corrupt":
             self.stats.corrupt += 1
             warn(WARN_CORRUPT, {"entry": os.path.join(self.dir, name), "reason": found.reason})
-            remove_entry(self.dir, name, found.inode)
+            if found.inode != -1:
+                remove_entry(self.dir, name, found.inode)
         return None
 
     def put(self, name: str, binary: bytes, meta: dict, replace: bool = False) -> str:
-        status = publish(self.dir, name, binary, meta, replace=replace)
+        """"published", "replaced", "exists", or "skipped" once a publish of this compile
+        failed (the kernel is used all the same)."""
+        if not self.writable:
+            return "skipped"
+        try:
+            status = publish(self.dir, name, binary, meta, replace=replace)
+        except OSError as exc:
+            self.writable = False
+            # the directory, not the temporary name the publish failed on
+            self._fault(exc, "new kernels are not added to it in this compile", self.dir)
+            return "skipped"
         if status != "exists":
             self.stats.published += 1
         return status

@@ -1,8 +1,9 @@
 """`python3 -m ge.compiler.cache stats|verify|clean [--dir D] [--soc S] [--dry-run]`
 
 stats   entries, bytes, limit and ratio in effect, per SoC directory
-verify  check every entry (JSON readable, binary present, sizes and sha256 match); exit 1 if
-        any entry is corrupt (with --fix, corrupt entries are removed)
+verify  check every entry (JSON readable, binary present, sizes and sha256 match, owned by us and
+        not writable by group or others); one EP0115 line per bad entry, exit 1 if any
+        (with --fix, bad entries are removed)
 clean   remove stale temporaries, then age the cache as a compile would (--all: every entry)
 
 D is the cache root (default: ASCEND_CACHE_PATH, else $HOME/atc_data), as for
@@ -20,6 +21,8 @@ from ge.fsutil import read_text_regular
 from . import settings as cfg
 from .evict import evict, used_bytes
 from .store import clean_stale, list_entries, lookup, remove_entry
+
+CHECK_FAILED = "EP0115"
 
 
 def _soc_dirs(root: str, soc: str) -> list:
@@ -50,17 +53,31 @@ def cmd_stats(root: str, soc: str) -> int:
     return 0
 
 
+def _failed(path: str, reason: str) -> None:
+    print(GeError(CHECK_FAILED, {"path": path, "reason": reason}))
+
+
 def cmd_verify(root: str, soc: str, fix: bool) -> int:
+    """One coded line per entry that is not a sound hit (lookup judges what is on disk and never
+    raises for it), one per SoC directory that cannot be listed."""
     bad = 0
     total = 0
     for d in _soc_dirs(root, soc):
-        for name in list_entries(d):
+        try:
+            names = list_entries(d)
+        except OSError as exc:
+            bad += 1
+            _failed(d, exc.strerror or str(exc))
+            continue
+        for name in names:
             total += 1
             found = lookup(d, name, refresh=False)
-            if found.status != "hit":
+            if found.status == "miss":      # removed since the listing: nothing to judge
+                total -= 1
+            elif found.status == "corrupt":
                 bad += 1
-                print(f"CORRUPT {os.path.join(d, name)}: {found.reason}")
-                if fix:
+                _failed(os.path.join(d, name), found.reason)
+                if fix and found.inode != -1:
                     remove_entry(d, name, found.inode)
     print(f"verified {total} entries, {bad} corrupt")
     return 1 if bad and not fix else 0
@@ -94,13 +111,18 @@ def main(argv=None) -> int:
     try:
         root = cfg.cache_root({cfg.OPT_DIR: args.dir}, os.environ)
     except GeError as exc:
-        print(exc.message, file=sys.stderr)
+        print(exc, file=sys.stderr)
         return 2
-    if args.command == "stats":
-        return cmd_stats(root, args.soc)
-    if args.command == "verify":
-        return cmd_verify(root, args.soc, args.fix)
-    return cmd_clean(root, args.soc, args.all, args.dry_run)
+    try:
+        if args.command == "stats":
+            return cmd_stats(root, args.soc)
+        if args.command == "verify":
+            return cmd_verify(root, args.soc, args.fix)
+        return cmd_clean(root, args.soc, args.all, args.dry_run)
+    except OSError as exc:      # the root or a SoC directory cannot be read at all
+        print(GeError(CHECK_FAILED, {"path": exc.filename or root,
+                                     "reason": exc.strerror or str(exc)}), file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
-__all__ = ["KEY_SCHEMA", "key_material", "kernel_key", "kernel_name"]
+__all__ = ["KEY_SCHEMA", "ENTRY_NAME", "key_material", "kernel_key", "kernel_name"]
 
 KEY_SCHEMA = "ge-kernel-cache-v1"
 
@@ -27,6 +28,10 @@ def key_material(fields: dict) -> str:
 
 def kernel_key(fields: dict) -> str:
     return hashlib.sha256(key_material(fields).encode("utf-8")).hexdigest()
+
+
+# what kernel_name makes: listings of a cache directory take only these names as entries
+ENTRY_NAME = re.compile(r"te_[a-z0-9_]+")
 
 
 def kernel_name(op_type: str, key: str) -> str:

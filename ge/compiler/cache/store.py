@@ -24,10 +24,12 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 from dataclasses import dataclass
 from typing import Optional
 
-from ge.fsutil import NotRegularFile, check_stat, fault_point, sweep, temp_name
+from ge.fsutil import check_stat, fault_point, sweep, temp_name
+from .key import ENTRY_NAME
 
 __all__ = ["Lookup", "lookup", "publish", "remove_entry", "clean_stale", "list_entries",
            "entry_size", "entry_mtime", "BIN_SUFFIX"]
@@ -35,6 +37,8 @@ __all__ = ["Lookup", "lookup", "publish", "remove_entry", "clean_stale", "list_e
 BIN_SUFFIX = ".so"
 FILE_MODE = 0o640
 DIR_MODE = 0o750
+META_LIMIT = 1 << 20            # an entry's JSON is a few KiB
+BINARY_LIMIT = 256 << 20        # a kernel is KiBs; anything bigger is not ours
 
 
 @dataclass(frozen=True)
@@ -46,11 +50,32 @@ class Lookup:
     inode: int = 0                # of the entry directory judged corrupt (for remove_entry)
 
 
-def _read_at(dir_fd: int, name: str) -> bytes:
-    """An entry file's bytes; a FIFO or device planted in an entry is refused, never waited on."""
-    fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK, dir_fd=dir_fd)
+class _Refused(Exception):
+    """An entry that must not be used; the message says why."""
+
+
+def _untrusted(st: os.stat_result) -> str:
+    """Cached kernels are native code: only an entry we (or root) own, that group and others
+    cannot write, is used.  Root-owned counts as ours: root can replace anything anyway."""
+    if st.st_uid not in (os.geteuid(), 0):
+        return f"owned by uid {st.st_uid}"
+    if st.st_mode & 0o022:
+        return f"writable by group or others (mode {oct(st.st_mode & 0o777)})"
+    return ""
+
+
+def _read_at(dir_fd: int, name: str, limit: int, size: Optional[int] = None) -> bytes:
+    """An entry file's bytes; a FIFO or device planted in an entry is refused, never waited on,
+    and so is a file above `limit` or of another `size` than the JSON records (never read)."""
+    fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
     try:
-        check_stat(os.fstat(fd), name)
+        st = os.fstat(fd)
+        check_stat(st, name, limit)
+        why = _untrusted(st)
+        if why:
+            raise _Refused(f"{name} is {why}")
+        if size is not None and st.st_size != size:
+            raise _Refused(f"binary is {st.st_size} bytes, JSON records {size}")
         os.set_blocking(fd, True)
         chunks = []
         while True:
@@ -64,32 +89,52 @@ def _read_at(dir_fd: int, name: str) -> bytes:
 
 def _same_entry(path: str, inode: int) -> bool:
     try:
-        return os.stat(path).st_ino == inode
+        return os.lstat(path).st_ino == inode
     except FileNotFoundError:
         return False
 
 
+def _unusable(path: str, exc: OSError) -> Lookup:
+    """An entry name that is there but cannot be opened as an entry directory."""
+    reason = {errno.ENOTDIR: "not a directory",
+              errno.ELOOP: "a symbolic link"}.get(exc.errno, exc.strerror or str(exc))
+    try:
+        inode = os.lstat(path).st_ino
+    except OSError:
+        inode = -1              # cannot even be looked at: nothing to remove
+    return Lookup("corrupt", reason=reason, inode=inode)
+
+
 def lookup(cache_dir: str, name: str, refresh: bool = True) -> Lookup:
+    """Never raises for what is on disk: an entry is a hit, a miss, or corrupt (with why)."""
     path = os.path.join(cache_dir, name)
     try:
-        dir_fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    except (FileNotFoundError, NotADirectoryError):
+        dir_fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
         return Lookup("miss", reason="no entry")
+    except OSError as exc:
+        return _unusable(path, exc)
     try:
-        inode = os.fstat(dir_fd).st_ino
+        st = os.fstat(dir_fd)
+        inode = st.st_ino
         try:
-            raw_meta = _read_at(dir_fd, name + ".json")
-            binary = _read_at(dir_fd, name + BIN_SUFFIX)
+            why = _untrusted(st)
+            if why:
+                raise _Refused(f"the entry directory is {why}")
+            meta = json.loads(_read_at(dir_fd, name + ".json", META_LIMIT).decode("utf-8"))
+            size = meta.get("size") if isinstance(meta, dict) else None
+            binary = _read_at(dir_fd, name + BIN_SUFFIX, BINARY_LIMIT,
+                              size if isinstance(size, int) else None)
         except FileNotFoundError as exc:
             if not _same_entry(path, inode):
                 return Lookup("miss", reason="entry replaced or removed while reading")
             return Lookup("corrupt", reason=f"missing file {exc.filename}", inode=inode)
-        except NotRegularFile as exc:
-            return Lookup("corrupt", reason=f"{exc.filename}: {exc.strerror}", inode=inode)
-        try:
-            meta = json.loads(raw_meta.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             return Lookup("corrupt", reason=f"unreadable JSON ({exc})", inode=inode)
+        except _Refused as exc:
+            return Lookup("corrupt", reason=str(exc), inode=inode)
+        except OSError as exc:      # not a regular file, too big, unreadable, I/O error
+            return Lookup("corrupt", reason=f"{exc.filename}: {exc.strerror}", inode=inode)
         reason = _check(meta, name, binary)
         if reason:
             return Lookup("corrupt", reason=reason, inode=inode)
@@ -155,7 +200,7 @@ def publish(cache_dir: str, name: str, binary: bytes, meta: dict, replace: bool 
         fault_point("cache.before_commit")
         final = os.path.join(cache_dir, name)
         status = "published"
-        if replace and os.path.isdir(final):
+        if replace and os.path.lexists(final):     # a file planted there is replaced too
             trash = temp_name(final, "trash")
             try:
                 os.rename(final, trash)
@@ -172,7 +217,7 @@ def publish(cache_dir: str, name: str, binary: bytes, meta: dict, replace: bool 
                 raise
             status = "exists" if status == "published" else status
         if trash:
-            shutil.rmtree(trash, ignore_errors=True)
+            _discard(trash)
         _fsync_dir(cache_dir)
         fault_point("cache.after_commit")
         return status
@@ -190,10 +235,21 @@ def remove_entry(cache_dir: str, name: str, inode: int = 0) -> bool:
     trash = temp_name(final, "trash")
     try:
         os.rename(final, trash)
-    except FileNotFoundError:
+    except OSError:             # gone already, or not ours to remove (a read-only cache)
         return False
-    shutil.rmtree(trash, ignore_errors=True)
+    _discard(trash)
     return True
+
+
+def _discard(path: str) -> None:
+    """Delete what was renamed aside: an entry directory, or whatever was planted in its place."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass                # left to the stale sweep (it is under a trash name)
 
 
 def clean_stale(cache_dir: str, now: Optional[float] = None) -> list:
@@ -202,12 +258,13 @@ def clean_stale(cache_dir: str, now: Optional[float] = None) -> list:
 
 
 def list_entries(cache_dir: str) -> list:
+    """Every name of an entry, whatever is there under it (a planted file is an entry to judge);
+    the aging lock, op_cache.ini, temporaries and foreign names are not entries."""
     try:
         names = os.listdir(cache_dir)
     except FileNotFoundError:
         return []
-    return sorted(n for n in names if not n.startswith(".")
-                  and os.path.isdir(os.path.join(cache_dir, n)))
+    return sorted(n for n in names if ENTRY_NAME.fullmatch(n))
 
 
 def entry_size(cache_dir: str, name: str) -> int:
@@ -216,6 +273,12 @@ def entry_size(cache_dir: str, name: str) -> int:
 
 def tree_size(path: str) -> int:
     """Sum of the sizes of every regular file under `path` (recursive)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return 0
+    if not stat.S_ISDIR(st.st_mode):
+        return st.st_size
     total = 0
     for dirpath, _dirs, files in os.walk(path):
         for f in files:
@@ -231,8 +294,8 @@ def entry_mtime(cache_dir: str, name: str) -> float:
     path = os.path.join(cache_dir, name)
     try:
         return os.stat(os.path.join(path, name + ".json")).st_mtime
-    except FileNotFoundError:
+    except OSError:
         try:
-            return os.stat(path).st_mtime
-        except FileNotFoundError:
+            return os.lstat(path).st_mtime
+        except OSError:
             return 0.0
