@@ -179,3 +179,30 @@ def test_json_to_dev_stdout_redirected_to_a_file(tmp_path, om):
     assert out.stat().st_ino == inode
     assert text.index("ATC start working now") < text.index('"graph"') < text.index(
         "ATC run success")
+
+
+def test_mode1_json_to_dev_null_keeps_the_device(atc_main, tmp_path, om):
+    run = atc_main("--mode=1", f"--om={om}", "--json=/dev/null", cwd=tmp_path)
+    assert run.rc == 0, run.text
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode) and os.listdir("/dev").count("null") == 1
+
+
+@pytest.mark.parametrize("kind", ["symlink", "directory"])
+def test_output_om_at_a_symlink_or_a_directory(atc_main, model_path, tmp_path, kind):
+    (tmp_path / "real").mkdir()
+    om = tmp_path / "net.om"
+    if kind == "symlink":
+        om.symlink_to("real/kept.om")
+    else:
+        om.mkdir()
+    run = atc_main("--framework=5", f"--model={model_path('mobilenetv2_ci')}", "--output=net",
+                   "--soc_version=Ascend310P3", cwd=tmp_path)
+    if kind == "symlink":
+        assert run.rc == 0, run.text
+        assert om.is_symlink() and (tmp_path / "real" / "kept.om").stat().st_size > 256
+    else:
+        assert run.rc == 255 and "E13004" in run.text and "file net.om" in run.text, run.text
+        assert "it is a directory, which is never replaced" in run.text
+        assert om.is_dir() and not any(om.iterdir())
+    left = [n for d in (tmp_path, tmp_path / "real") for n in os.listdir(d) if n.startswith(".")]
+    assert left == [], "no temporary left"
