@@ -23,14 +23,21 @@ def fifo(path):
     return str(path)
 
 
-def relu_model(directory, external=None):
-    """A one-Relu ONNX model; with `external`, its Add constant lives in that file."""
+def relu_model(directory, external=None, bias_dims=None):
+    """A one-Relu ONNX model; with `external`, its Add constant lives in that file; with
+    `bias_dims`, the constant is one value splatted to those dims."""
     graph = helper.make_graph(
         [helper.make_node("Add", ["x", "b"], ["y0"]), helper.make_node("Relu", ["y0"], ["y"])],
         "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
         [numpy_helper.from_array(np.ones(4, np.float32), "b")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    if bias_dims:
+        bias = model.graph.initializer[0]
+        bias.ClearField("raw_data")
+        del bias.dims[:]
+        bias.dims.extend(bias_dims)
+        bias.float_data.append(1.0)
     if external:
         bias = model.graph.initializer[0]
         bias.ClearField("raw_data")
@@ -93,6 +100,20 @@ def test_fifo_as_external_data(atc_main, tmp_path):
     model = relu_model(tmp_path, external="bias.bin")
     run = within(lambda: atc_main(*compile_args(model, tmp_path), cwd=tmp_path))
     refused(run, "E13001", "bias.bin", "FIFO")
+
+
+@pytest.mark.parametrize("how", ["splat", "external"])
+def test_constant_larger_than_memory_is_refused_before_allocation(atc_main, tmp_path, how):
+    """A one-value constant splatted to 4 TiB, or 1 TiB of (sparse) external data: refused by
+    size before a byte is allocated or read, instead of a MemoryError or an OOM kill."""
+    if how == "splat":
+        model = relu_model(tmp_path, bias_dims=[1 << 20, 1 << 20])
+    else:
+        with open(tmp_path / "bias.bin", "wb") as f:
+            f.truncate(1 << 40)
+        model = relu_model(tmp_path, external="bias.bin", bias_dims=[1 << 38])
+    run = within(lambda: atc_main(*compile_args(model, tmp_path), cwd=tmp_path))
+    refused(run, "EP0101", "of float32 need", "of this host's memory")
 
 
 def test_fifo_as_a_pass_file(tmp_path):

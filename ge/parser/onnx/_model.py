@@ -6,6 +6,7 @@ is read only from files inside the model's directory.  Builds no IR.
 """
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -110,8 +111,9 @@ def tensor_to_array(t: TensorProto, model_dir: str | None, what: str) -> np.ndar
     if any(d < 0 for d in t.dims):
         raise invalid_model(what, f"tensor dims {list(t.dims)} contain a negative value")
     shape = [int(d) for d in t.dims]
-    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    count = math.prod(shape)            # exact: an int64 product could wrap
     dtype = np.dtype(np_type)
+    _check_fits(count * dtype.itemsize, shape, dtype, what)
     if t.data_location == TensorProto.EXTERNAL:
         raw = read_external(t, model_dir, what, count * dtype.itemsize)
         return _from_raw(raw, dtype, shape, count, what)
@@ -132,6 +134,15 @@ def tensor_to_array(t: TensorProto, model_dir: str | None, what: str) -> np.ndar
     else:
         values = np.array(typed).astype(dtype)
     return _fit(values.astype(dtype), shape, count, what)
+
+
+def _check_fits(need: int, shape: list, dtype: np.dtype, what: str) -> None:
+    """A constant is built in memory: one larger than this host's memory is refused before the
+    allocation (a one-value splat, an external file) instead of dying in it."""
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if need > memory:
+        raise invalid_model(what, f"tensor dims {shape} of {dtype.name} need {need} bytes, more "
+                            f"than the {memory} bytes of this host's memory")
 
 
 def _fit(values: np.ndarray, shape: list, count: int, what: str) -> np.ndarray:
