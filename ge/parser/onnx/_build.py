@@ -84,6 +84,7 @@ def precheck(g: GraphProto, opsets: dict, prefix: str = "") -> None:
     unsupported: list[tuple[str, str]] = []
 
     def visit(graph: GraphProto, prefix: str) -> None:
+        _check_single_writers(graph, prefix)
         seen: set[str] = set()
         for n in graph.node:
             full = f"{prefix}/{n.name}" if prefix else n.name
@@ -113,6 +114,27 @@ def precheck(g: GraphProto, opsets: dict, prefix: str = "") -> None:
         raise GeError("E13010", {"opname": unsupported[0][0], "optype": unsupported[0][1],
                                  "nodes": ", ".join(f"{n} ({k})" for n, k in unsupported),
                                  "opsets": opsets_note})
+
+
+def _check_single_writers(graph: GraphProto, prefix: str) -> None:
+    """ONNX graphs are single-assignment: a graph input declared twice, or a tensor written by
+    two nodes (or by a node and the graph's inputs), is an invalid model (EP0101), never a
+    silently dropped producer."""
+    writer: dict[str, str] = {}
+    for vi in graph.input:
+        if vi.name in writer:
+            raise invalid_model("", f"graph input {vi.name} is declared twice")
+        writer[vi.name] = "a graph input"
+    for t in graph.initializer:
+        writer.setdefault(t.name, "an initializer")       # an initializer may default an input
+    for n in graph.node:
+        full = f"{prefix}/{n.name}" if prefix else n.name
+        for out in n.output:
+            if out and out in writer:
+                raise invalid_model("", f"tensor {out} is written by {writer[out]} and by node "
+                                        f"{full or n.op_type}")
+            if out:
+                writer[out] = f"node {full or n.op_type}"
 
 
 # -- building -----------------------------------------------------------------------------------
