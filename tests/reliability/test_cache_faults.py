@@ -168,3 +168,11 @@ def test_full_disk_for_the_om_is_e13004_naming_it(warm):
     assert len(lines) == 1 and f"{out}/net.om" in lines[0], run.text[-3000:]
     assert "No space left on device" in lines[0]
     assert not out.exists() or not list(out.iterdir())   # the mount is gone; nothing leaked
+
+
+def test_unreadable_op_cache_ini_is_a_warning(warm, warm_copy):
+    needs_no_dac()
+    (warm_copy / "op_cache.ini").chmod(0)
+    run = warm[0](f"--op_compiler_cache_dir={warm_copy}", wrap=NO_DAC)
+    _succeeds_with(run, "WP0113", "op_cache.ini", "Permission denied", "its sizes are ignored")
+    assert report(run)["kernel_cache"]["hits"] == KERNELS

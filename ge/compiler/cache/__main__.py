@@ -17,7 +17,6 @@ import os
 import sys
 
 from ge.errors import GeError
-from ge.fsutil import read_text_regular
 from . import settings as cfg
 from .evict import evict, used_bytes
 from .store import clean_stale, list_entries, lookup, remove_entry
@@ -38,8 +37,7 @@ def _soc_dirs(root: str, soc: str) -> list:
 
 def _limits(root: str) -> tuple:
     path = cfg.ini_path_for(root)
-    text = read_text_regular(path, errors="replace") if os.path.isfile(path) else None
-    return cfg.size_limits(text, os.environ, path)
+    return cfg.size_limits(cfg.read_ini_text(path), os.environ, path)
 
 
 def cmd_stats(root: str, soc: str) -> int:

@@ -16,8 +16,9 @@ from typing import Mapping, Optional
 from ge.errors import GeError, warn
 from ge.fsutil import read_text_regular
 
-__all__ = ["CacheSettings", "resolve", "parse_ini", "size_limits", "parse_op_debug_config",
-           "DEFAULT_MAX_MB", "DEFAULT_RATIO", "INI_NAME", "INI_SECTION", "MODES"]
+__all__ = ["CacheSettings", "resolve", "parse_ini", "read_ini_text", "size_limits",
+           "parse_op_debug_config", "DEFAULT_MAX_MB", "DEFAULT_RATIO", "INI_NAME", "INI_SECTION",
+           "MODES"]
 
 MODES = ("enable", "force", "disable")
 DEFAULT_MODE = "enable"                # seed: enable is the default for every entry point
@@ -137,6 +138,19 @@ def ini_path_for(root: str) -> str:
     return primary
 
 
+def read_ini_text(path: str) -> Optional[str]:
+    """The text of op_cache.ini, None when there is none; one that cannot be read (permissions,
+    too big) is a WP0113 warning and its sizes are not used: the cache is an optimisation."""
+    if not os.path.isfile(path):
+        return None
+    try:
+        return read_text_regular(path, errors="replace")
+    except OSError as exc:
+        warn("WP0113", {"path": path, "reason": exc.strerror or str(exc),
+                        "fallback": "its sizes are ignored"})
+        return None
+
+
 def _int_or_none(text: str) -> Optional[int]:
     text = text.strip()
     return int(text) if re.fullmatch(r"[+-]?\d+", text) else None
@@ -237,9 +251,7 @@ def resolve(options: Mapping[str, str], env: Optional[Mapping[str, str]] = None,
     root = cache_root(options, env)
     cache_dir = os.path.join(root, "kernel_cache", soc_dir_name(options))
     ini_path = ini_path_for(root)
-    ini_text = None
-    if read_ini and os.path.isfile(ini_path):
-        ini_text = read_text_regular(ini_path, errors="replace")
+    ini_text = read_ini_text(ini_path) if read_ini else None
     max_mb, ratio, source = size_limits(ini_text, env, ini_path)
     bypass, debug_list, debug_flags = "", (), ()
     if level != "0":
