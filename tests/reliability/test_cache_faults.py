@@ -176,3 +176,16 @@ def test_unreadable_op_cache_ini_is_a_warning(warm, warm_copy):
     run = warm[0](f"--op_compiler_cache_dir={warm_copy}", wrap=NO_DAC)
     _succeeds_with(run, "WP0113", "op_cache.ini", "Permission denied", "its sizes are ignored")
     assert report(run)["kernel_cache"]["hits"] == KERNELS
+
+
+def test_full_disk_for_kernel_meta_is_e13004(warm):
+    """Debug compiles keep their kernels in kernel_meta/ (under ASCEND_WORK_PATH here)."""
+    needs_mounts()
+    atc = warm[0]
+    work = str(atc.tmp / "fullmeta")
+    run = atc("--op_debug_level=1", setup=tmpfs(work, "16k", fill=True),
+              env={"ASCEND_WORK_PATH": work})
+    run.assert_clean_screen()
+    assert run.rc == 255, run.text[-3000:]
+    lines = run.lines("E13004")
+    assert len(lines) == 1 and f"{work}/kernel_meta/te_" in lines[0], run.text[-3000:]

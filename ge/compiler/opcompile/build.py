@@ -100,15 +100,21 @@ def build(source: str, needs_blas: bool, debug_flags: tuple = (), what: str = ""
     """Compile one translation unit into a shared object and return its bytes."""
     tc = toolchain()
     paths = _search_paths(needs_blas)
-    with temp_dir(os.path.join(tempfile.gettempdir(), BUILD_NAME)) as work:
-        with open(os.path.join(work, "kernel.c"), "w", encoding="utf-8") as f:
-            f.write(source)
-        argv = ([tc.cc_path] + compile_flags(needs_blas, debug_flags) + paths
-                + [f"-ffile-prefix-map={work}=.", "-o", "kernel.so", "kernel.c"]
-                + link_libs(needs_blas))
-        proc = subprocess.run(argv, cwd=work, capture_output=True, text=True, check=False,
-                              env=dict(os.environ, TMPDIR=work))
-        if proc.returncode != 0:
-            raise KernelBuildError("EP0110", {"kernel": what, "reason": proc.stderr[-2000:]})
-        with open(os.path.join(work, "kernel.so"), "rb") as f:
-            return f.read()
+    base = os.path.join(tempfile.gettempdir(), BUILD_NAME)
+    try:
+        with temp_dir(base) as work:
+            with open(os.path.join(work, "kernel.c"), "w", encoding="utf-8") as f:
+                f.write(source)
+            argv = ([tc.cc_path] + compile_flags(needs_blas, debug_flags) + paths
+                    + [f"-ffile-prefix-map={work}=.", "-o", "kernel.so", "kernel.c"]
+                    + link_libs(needs_blas))
+            proc = subprocess.run(argv, cwd=work, capture_output=True, text=True, check=False,
+                                  env=dict(os.environ, TMPDIR=work))
+            if proc.returncode != 0:
+                raise KernelBuildError("EP0110", {"kernel": what, "reason": proc.stderr[-2000:]})
+            with open(os.path.join(work, "kernel.so"), "rb") as f:
+                return f.read()
+    except OSError as exc:          # TMPDIR full, read-only or missing: say where
+        raise KernelBuildError("EP0110", {"kernel": what, "reason": (
+            f"its work directory in {os.path.dirname(base)} (TMPDIR) cannot be used: "
+            f"{exc.strerror or exc}")}) from None

@@ -125,10 +125,15 @@ def write_kernel_meta(tasks: list, options: Mapping[str, str]) -> None:
         return
     from ge.fsutil import publish
     directory = kernel_meta_dir(options)
-    os.makedirs(directory, exist_ok=True)
-    for task in tasks:
-        publish(os.path.join(directory, f"{task.name}.c"), task.source, mode=0o644)
-        publish(os.path.join(directory, f"{task.name}.so"), task.binary, mode=0o644)
+    path = directory
+    try:
+        os.makedirs(directory, exist_ok=True)
+        for task in tasks:
+            for path, data in ((os.path.join(directory, f"{task.name}.c"), task.source),
+                               (os.path.join(directory, f"{task.name}.so"), task.binary)):
+                publish(path, data, mode=0o644)
+    except OSError as exc:      # asked for by the debug options: an error, but a coded one
+        raise GeError("E13004", {"file": path, "reason": exc.strerror or str(exc)}) from None
 
 
 def _build_all(pending: list, jobs: int, total: int) -> None:
