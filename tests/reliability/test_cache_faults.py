@@ -81,9 +81,13 @@ def test_warm_read_only_cache_hits_and_compiles_the_new_kernel(warm, warm_copy):
     assert not [p for p in os.listdir(soc_dir(warm_copy)) if p.startswith(".")]
 
 
-@pytest.mark.parametrize("where", ["char device", "under /proc"])
+@pytest.mark.parametrize("where", ["char device", "under /proc", "under a file"])
 def test_cache_root_that_cannot_be_a_directory(warm, tmp_path, where):
-    if where == "char device":
+    if where == "under a file":
+        (tmp_path / "file").write_text("")
+        root = tmp_path / "file" / "cache"
+        reason = "Not a directory"
+    elif where == "char device":
         if os.geteuid() != 0:
             pytest.skip("mknod needs root")
         root = tmp_path / "null"

@@ -118,10 +118,10 @@ class KernelCache:
         for path in (settings.root, kernel_cache, settings.cache_dir):
             try:
                 _make_dir(path)
+                check_private_dir(path)         # EP0111 is a GeError: it is not caught here
             except OSError as exc:
                 cache._fault(exc, "every kernel is compiled without the cache")
                 return None
-            check_private_dir(path)
         try:
             cache._housekeeping(age)
         except OSError as exc:
