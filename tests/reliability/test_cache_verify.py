@@ -114,3 +114,18 @@ def test_group_writable_and_foreign_entries_are_reported(cache):
     assert sorted(lines) == NAMES[:2]
     assert "writable by group or others" in lines[NAMES[0]]
     assert "owned by uid 65534" in lines[NAMES[1]]
+
+
+def test_fix_that_cannot_remove_exits_1(cache):
+    """--fix in a SoC directory it may not write: the entry stays, and the status says so."""
+    needs_no_dac()
+    d = soc_dir(cache)
+    (d / NAMES[0] / f"{NAMES[0]}.so").write_bytes(b"damaged")
+    d.chmod(0o550)
+    try:
+        proc = verify(cache, "--fix", wrap=NO_DAC)
+    finally:
+        d.chmod(0o750)
+    assert proc.returncode == 1 and sorted(coded(proc)) == NAMES[:1], proc.stdout
+    assert "1 corrupt, 1 not removed" in proc.stdout
+    assert (d / NAMES[0]).is_dir()

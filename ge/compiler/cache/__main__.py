@@ -57,14 +57,15 @@ def _failed(path: str, reason: str) -> None:
 
 def cmd_verify(root: str, soc: str, fix: bool) -> int:
     """One coded line per entry that is not a sound hit (lookup judges what is on disk and never
-    raises for it), one per SoC directory that cannot be listed."""
-    bad = 0
-    total = 0
+    raises for it), one per SoC directory that cannot be listed.  Exit 1 when something is bad
+    and, with --fix, when something bad could not be removed."""
+    bad = total = kept = 0
     for d in _soc_dirs(root, soc):
         try:
             names = list_entries(d)
         except OSError as exc:
             bad += 1
+            kept += 1
             _failed(d, exc.strerror or str(exc))
             continue
         for name in names:
@@ -75,10 +76,11 @@ def cmd_verify(root: str, soc: str, fix: bool) -> int:
             elif found.status == "corrupt":
                 bad += 1
                 _failed(os.path.join(d, name), found.reason)
-                if fix and found.inode != -1:
-                    remove_entry(d, name, found.inode)
-    print(f"verified {total} entries, {bad} corrupt")
-    return 1 if bad and not fix else 0
+                if fix and not (found.inode != -1 and remove_entry(d, name, found.inode)):
+                    kept += 1
+    unfixed = f", {kept} not removed" if fix and kept else ""
+    print(f"verified {total} entries, {bad} corrupt{unfixed}")
+    return 1 if bad and (not fix or kept) else 0
 
 
 def cmd_clean(root: str, soc: str, every: bool, dry_run: bool) -> int:
