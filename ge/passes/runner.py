@@ -213,20 +213,30 @@ def _positions(graph: Graph) -> tuple[dict, dict]:
 
 def _replacement_graph(instance, match_result_factory, context) -> Graph:
     cls = type(instance)
+    if cls._ge_replacement_style == "expression":
+        from ge.es.graph_builder import GraphBuilder
+        builder = GraphBuilder(f"{cls.__name__}_replacement")
+        inputs = PatternInputs(builder)
+        returned = _call_replacement(lambda: _with_result(
+            match_result_factory, lambda mr: instance.replacement(inputs, mr, context)))
+        return _call_replacement(lambda: expression_result_to_graph(returned, builder))
+    return _checked_replacement(_call_replacement(lambda: _with_result(
+        match_result_factory, lambda mr: instance.replacement(mr, context))))
+
+
+def _call_replacement(call):
+    """A pass's replacement(): anything it raises is the pass's failure (Ctrl-C and SIGTERM,
+    KeyboardInterrupt, end the run as EP0004 instead)."""
     try:
-        if cls._ge_replacement_style == "expression":
-            from ge.es.graph_builder import GraphBuilder
-            builder = GraphBuilder(f"{cls.__name__}_replacement")
-            inputs = PatternInputs(builder)
-            returned = _with_result(match_result_factory,
-                                    lambda mr: instance.replacement(inputs, mr, context))
-            return expression_result_to_graph(returned, builder)
-        rep = _with_result(match_result_factory, lambda mr: instance.replacement(mr, context))
-    except KeyboardInterrupt:        # Ctrl-C / SIGTERM: the run ends as EP0004
+        return call()
+    except KeyboardInterrupt:
         raise
     except BaseException as exc:     # sys.exit, GeneratorExit, ...: the pass failed
         raise PassFailure(f"Call python replacement failed: {type(exc).__name__}: {exc}",
                           tb=exc.__traceback__) from None
+
+
+def _checked_replacement(rep) -> Graph:
     if not isinstance(rep, Graph):
         raise PassFailure(f"replacement must return ge.graph.Graph, got {type(rep).__name__}",
                           hook="replacement")
@@ -352,16 +362,8 @@ def _run_decompose(instance, desc, graph: Graph, context, stats, stage) -> None:
         ok, _ = _meets(instance, node, context, desc)
         if not ok:
             continue
-        try:
-            rep = instance.replacement(node, context)
-        except KeyboardInterrupt:        # Ctrl-C / SIGTERM: the run ends as EP0004
-            raise
-        except BaseException as exc:     # sys.exit, GeneratorExit, ...: the pass failed
-            raise PassFailure(f"Call python replacement failed: {type(exc).__name__}: {exc}",
-                              tb=exc.__traceback__) from None
-        if not isinstance(rep, Graph):
-            raise PassFailure(f"replacement must return ge.graph.Graph, got "
-                              f"{type(rep).__name__}", hook="replacement")
+        rep = _checked_replacement(_call_replacement(
+            lambda: instance.replacement(node, context)))
         producers = boundary_producers_of_node(node)
         inputs = [[(node, i) for i, e in enumerate(node.inputs()) if e == p] for p in producers]
         outputs = [(node, j) for j in range(node.num_outputs)]

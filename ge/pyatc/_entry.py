@@ -114,6 +114,8 @@ def main(cmdline_argv0: Optional[str] = None, args: Optional[Sequence[str]] = No
         rc = lib.GeApiWrapper_Atc_Main(len(argv), c_argv)
     except KeyboardInterrupt:       # Ctrl-C outside the ATC flow (which reports its own: EP0004)
         rc = FAILURE_STATUS
-    if "ge.atc" in sys.modules:     # the flow ran: threads a pass left must not keep us alive
-        sys.modules["ge.atc"].leave_if_threads_linger(rc)
+    # the flow ran: threads a pass left must not keep us alive (a stand-in flow may lack this)
+    leave = getattr(sys.modules.get("ge.atc"), "leave_if_threads_linger", None)
+    if leave is not None:
+        leave(rc)
     sys.exit(rc)
