@@ -15,7 +15,20 @@ def _text(code: str, params: dict) -> str:
     return format_message(code, params)
 
 
-class GeError(Exception):
+class _Coded:
+    """A code and its template's parameters; the text comes from the code table."""
+
+    __slots__ = ()
+
+    @property
+    def message(self) -> str:
+        return _text(self.code, self.params)
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
+class GeError(_Coded, Exception):
     """A user-facing failure: `code` is an ATC code (E10001, E13010, EZ3003, ...)."""
 
     def __init__(self, code: str, params: dict | None = None):
@@ -23,28 +36,14 @@ class GeError(Exception):
         self.params = dict(params or {})
         super().__init__(code, self.params)     # args rebuild the error when unpickled
 
-    @property
-    def message(self) -> str:
-        return _text(self.code, self.params)
 
-    def __str__(self) -> str:
-        return f"{self.code}: {self.message}"
-
-
-class GeWarning:
+class GeWarning(_Coded):
     """A W-code warning collected during a run and rendered after the result line."""
 
     __slots__ = ("code", "params")
 
     def __init__(self, code: str, params: dict | None = None):
         self.code, self.params = code, dict(params or {})
-
-    @property
-    def message(self) -> str:
-        return _text(self.code, self.params)
-
-    def __str__(self) -> str:
-        return f"{self.code}: {self.message}"
 
 
 # Warnings raised below the entry point are collected here and rendered by ge.atc after the

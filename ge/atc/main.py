@@ -67,8 +67,8 @@ def _main(argv: list[str], log: ErrorLog, holder: dict) -> int:
     from .interrupt import signals_raise      # a real run: everything --help does not need
     from .run import run_parsed
     with signals_raise():
-        return run_parsed(argv, parsed, log, holder,
-                          lambda ok, state, dots: _finish(ok, prog, log, state, dots))
+        ok, state, dots = run_parsed(argv, parsed, log, holder)
+        return _finish(ok, prog, log, state, dots)
 
 
 def main_impl(argv: list[str]) -> int:

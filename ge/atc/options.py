@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 
 from ge.errors import GeError, GeWarning
+from ge.passes.deadline import TIMEOUT_OPTION as PASS_TIMEOUT_OPTION
 from ge.fsutil import read_text_regular
 
 from .flags import BY_NAME, FLAGS, Flag
@@ -28,7 +29,7 @@ __all__ = ["RunState", "name_table", "RAW_ONLY_KEYS", "load_raw_options", "apply
 # Keys accepted in --raw_ge_options that no flag carries: our documented superset of CANN
 # (decision: ge.exec.exclude_engines at any level; ge.py_pass_timeout, the pass time limit of
 # ge.passes.deadline).  They go straight into the option map.
-RAW_ONLY_KEYS = ("ge.exec.exclude_engines", "ge.py_pass_timeout")
+RAW_ONLY_KEYS = ("ge.exec.exclude_engines", PASS_TIMEOUT_OPTION)
 
 # Flags that only the command line may set (§8.5 rule 7).
 CLI_ONLY_FLAGS = ("model", "output", "framework", "soc_version")

@@ -37,21 +37,18 @@ def _run_checks_and_mode(state: RunState) -> None:
         run_mode(state)
 
 
-def run_parsed(argv: list[str], parsed, log, holder: dict, finish) -> int:
-    """Steps 5-10 for a parsed command line; `finish(ok, state, dots)` renders the result."""
+def run_parsed(argv: list[str], parsed, log, holder: dict) -> tuple:
+    """Steps 5-10 for a parsed command line: (ok, state, dots) for main to render; a failure's
+    error is in `log`.  `holder` gets the log setup and whether a failure prints `...`."""
     logs = start_logging(parsed.values["log"])
     holder["logs"] = logs
     state = RunState(argv=list(argv), prog=holder["prog"], values=parsed.values,
                      user_set=parsed.user_set, environ=dict(os.environ))
     try:
         apply_raw_options(state)
-    except GeError as error:
-        log.add_error(error)
-        return finish(False, state, dots=False)
-    holder["dots"] = True                       # from here on, a failure prints `...` first
-    try:
+        holder["dots"] = True                   # from here on, a failure prints `...` first
         _run_checks_and_mode(state)
     except GeError as error:
         log.add_error(error)
-        return finish(False, state, dots=True)
-    return finish(True, state, dots=True)
+        return False, state, holder["dots"]
+    return True, state, True
