@@ -44,7 +44,6 @@ import io
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, List, NamedTuple, Optional
 
@@ -52,6 +51,7 @@ import pytest
 
 from _pyatc_venv import make_venv
 
+from _atc_run import AtcRun
 from _samples import FRAMEWORK_OF_SUFFIX, SAMPLE_SOC, sample_onnx
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -83,17 +83,6 @@ def model_path(tmp_path_factory) -> Callable[[str], Path]:
             pytest.skip(f"onnx ships no {name}.onnx")
         return found
     return path
-
-
-@dataclass(frozen=True)
-class AtcRun:
-    rc: int
-    stdout: str
-    stderr: str
-
-    @property
-    def text(self) -> str:
-        return self.stdout + self.stderr
 
 
 @pytest.fixture(scope="session")

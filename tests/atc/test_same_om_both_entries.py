@@ -3,11 +3,10 @@
 map and write the same OM (the `atc_cmdline` model attribute aside)."""
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 
+from _om_compare import same_om_but_model_def
 from test_probes import START, SUCCESS
 
 from ge.compiler import api
@@ -19,7 +18,6 @@ from ge.offline_compile import build_model, save_model
 from ge.om import read_om
 from ge.proto.ge_ir import ModelDef
 
-MODEL_DEF = 0           # OM partition holding the ModelDef
 SOC = "Ascend310P3"
 SWITCH = "ScalarElementwiseFoldingPass:off"     # keeps the Mul, which the pass would fold
 # Keys only ATC's map holds: its own bookkeeping, and the parser context its checks default
@@ -37,23 +35,15 @@ def scaled_graph() -> Graph:
     return builder.build_and_reset([Add(Relu(Mul(x, two)), bias)])
 
 
-def model_def_without_cmdline(path) -> bytes:
-    model_def = ModelDef.FromString(read_om(str(path)).payload(MODEL_DEF))
+def model_def_without_cmdline(payload: bytes) -> bytes:
+    model_def = ModelDef.FromString(payload)
     del model_def.attr["atc_cmdline"]
     return model_def.SerializeToString(deterministic=True)
 
 
 def assert_same_om_except_cmdline(a, b) -> None:
-    om_a, om_b = read_om(str(a)), read_om(str(b))
-    header_a, header_b = dataclasses.asdict(om_a.header), dataclasses.asdict(om_b.header)
-    for key in ("model_length", "checksum"):     # the checksum covers atc_cmdline too
-        header_a.pop(key), header_b.pop(key)
-    assert header_a == header_b
-    assert [p.type for p in om_a.partitions] == [p.type for p in om_b.partitions]
-    for pa, pb in zip(om_a.partitions, om_b.partitions):
-        if pa.type != MODEL_DEF:
-            assert om_a.payload(pa.type) == om_b.payload(pb.type), f"partition {pa.type}"
-    assert model_def_without_cmdline(a) == model_def_without_cmdline(b)
+    payload_a, payload_b = same_om_but_model_def(a, b)
+    assert model_def_without_cmdline(payload_a) == model_def_without_cmdline(payload_b)
 
 
 @pytest.fixture

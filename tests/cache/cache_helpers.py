@@ -16,39 +16,15 @@ KB = 1024
 
 WORKER = r"""
 import json, sys
-sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[1] + "/tests/cache")
+sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[1] + "/tests")
 from ge.compiler.opcompile import compile_ops
-from cache_helpers import relu_graph
+from _relu_chains import relu_chains
 root, mode, n, out = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
-ck = compile_ops(relu_graph(n), {"ge.op_compiler_cache_dir": root,
+ck = compile_ops(relu_chains(n), {"ge.op_compiler_cache_dir": root,
                                  "ge.op_compiler_cache_mode": mode, "ge.socVersion": "Ascend310"})
 with open(out, "w") as f:
     json.dump({"kernels": {n: b.hex() for n, b in ck.kernels}, "stats": ck.stats}, f)
 """
-
-
-def relu_graph(n: int, name_prefix: str = "r"):
-    """n independent Data -> Relu chains of distinct shapes (n distinct kernels), placed."""
-    from ge.compiler import prepare
-    from ge.compiler.engines import place_engines
-    from ge.graph import Graph
-    from ge.graph.tensor import TensorDesc
-    from ge.graph.types import DataType, Format
-    g = Graph("w")
-    outs = []
-    for k in range(n):
-        x = g.add_node("Data", f"x{k}", attrs={"index": k}, input_names=["x"],
-                       output_names=["y"])
-        d = TensorDesc([2, k + 3], Format.FORMAT_ND, DataType.DT_FLOAT)
-        x.update_input_desc(0, d)
-        x.update_output_desc(0, d)
-        outs.append(g.add_node("Relu", f"{name_prefix}{k}", inputs=[(x, 0)], input_names=["x"],
-                               output_names=["y"]))
-    g.add_node("NetOutput", "o", inputs=[(r, 0) for r in outs],
-               input_names=[f"x{k}" for k in range(n)], output_names=[])
-    prepare.infer_shapes(g)
-    place_engines(g, {})
-    return g
 
 
 def worker_argv(root, mode="enable", n=3, out="/dev/null") -> list:

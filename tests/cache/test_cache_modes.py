@@ -8,7 +8,8 @@ import ge.errors
 from ge.compiler.cache.store import lookup
 from ge.compiler.opcompile import compile_ops
 from ge.errors import GeError
-from cache_helpers import final_entries, relu_graph, soc_dir
+from _relu_chains import relu_chains
+from cache_helpers import final_entries, soc_dir
 
 
 @pytest.fixture(autouse=True)
@@ -26,16 +27,16 @@ def opts(root, mode="enable", **extra):
 
 @pytest.fixture(scope="module")
 def warm(tmp_path_factory):
-    """A cache root holding the kernels of relu_graph(2), and their bytes."""
+    """A cache root holding the kernels of relu_chains(2), and their bytes."""
     root = tmp_path_factory.mktemp("warm") / "cache"
-    ck = compile_ops(relu_graph(2), opts(root))
+    ck = compile_ops(relu_chains(2), opts(root))
     return root, dict(ck.kernels)
 
 
 def test_enable_compiles_then_hits(warm, tmp_path):
     root, kernels = warm
     assert len(final_entries(root)) == 2
-    ck = compile_ops(relu_graph(2), opts(root))
+    ck = compile_ops(relu_chains(2), opts(root))
     assert (ck.stats["hits"], ck.stats["compiles"]) == (2, 0)
     assert dict(ck.kernels) == kernels
 
@@ -51,10 +52,10 @@ def test_layout_and_default_ini(warm):
 
 def test_force_recompiles_and_replaces_atomically(tmp_path):
     root = tmp_path / "c"
-    first = compile_ops(relu_graph(1), opts(root))
+    first = compile_ops(relu_chains(1), opts(root))
     name = first.kernels[0][0]
     inode = os.stat(soc_dir(root) / name).st_ino
-    ck = compile_ops(relu_graph(1), opts(root, "force"))
+    ck = compile_ops(relu_chains(1), opts(root, "force"))
     assert (ck.stats["hits"], ck.stats["compiles"]) == (0, 1)
     assert os.stat(soc_dir(root) / name).st_ino != inode          # a new entry directory
     assert ck.kernels == first.kernels                               # same bytes
@@ -63,13 +64,13 @@ def test_force_recompiles_and_replaces_atomically(tmp_path):
 
 def test_disable_never_touches_the_cache(tmp_path):
     root = tmp_path / "c"
-    ck = compile_ops(relu_graph(1), opts(root, "disable"))
+    ck = compile_ops(relu_chains(1), opts(root, "disable"))
     assert ck.stats["compiles"] == 1 and not root.exists()
 
 
 def test_debug_level_bypasses(tmp_path):
     root = tmp_path / "c"
-    ck = compile_ops(relu_graph(1), opts(root, **{"ge.opDebugLevel": "2"}))
+    ck = compile_ops(relu_chains(1), opts(root, **{"ge.opDebugLevel": "2"}))
     assert ck.stats["compiles"] == 1 and ck.stats["bypassed"] == 1 and not root.exists()
 
 
@@ -77,10 +78,10 @@ def test_debug_list_bypasses_only_listed_ops(tmp_path):
     root = tmp_path / "c"
     cfg = tmp_path / "dbg.cfg"
     cfg.write_text("op_debug_config=ccec_g\nop_debug_list=r0\n")
-    ck = compile_ops(relu_graph(2), opts(root, op_debug_config=str(cfg)))
+    ck = compile_ops(relu_chains(2), opts(root, op_debug_config=str(cfg)))
     assert ck.stats["bypassed"] == 1 and ck.stats["compiles"] == 2
     assert len(final_entries(root)) == 1            # only r1's kernel was cached
-    again = compile_ops(relu_graph(2), opts(root, op_debug_config=str(cfg)))
+    again = compile_ops(relu_chains(2), opts(root, op_debug_config=str(cfg)))
     assert (again.stats["hits"], again.stats["compiles"]) == (1, 1)
 
 
@@ -99,10 +100,10 @@ CORRUPTIONS = {
 @pytest.mark.parametrize("how", sorted(CORRUPTIONS))
 def test_corrupt_entry_is_detected_recompiled_and_replaced(tmp_path, how):
     root = tmp_path / "c"
-    good = compile_ops(relu_graph(1), opts(root))
+    good = compile_ops(relu_chains(1), opts(root))
     name = good.kernels[0][0]
     CORRUPTIONS[how](soc_dir(root) / name, name)
-    ck = compile_ops(relu_graph(1), opts(root))
+    ck = compile_ops(relu_chains(1), opts(root))
     assert ck.kernels == good.kernels                      # the corrupt bytes were never used
     assert (ck.stats["corrupt"], ck.stats["compiles"]) == (1, 1)
     assert [w.code for w in ge.errors.take_warnings()] == ["WP0112"]
@@ -112,11 +113,11 @@ def test_corrupt_entry_is_detected_recompiled_and_replaced(tmp_path, how):
 @pytest.mark.parametrize("which", ["root", "kernel_cache", "soc"])
 def test_group_or_world_writable_directory_is_refused(tmp_path, which):
     root = tmp_path / "c"
-    compile_ops(relu_graph(1), opts(root))
+    compile_ops(relu_chains(1), opts(root))
     path = {"root": root, "kernel_cache": root / "kernel_cache", "soc": soc_dir(root)}[which]
     os.chmod(path, 0o777)
     with pytest.raises(GeError) as exc:
-        compile_ops(relu_graph(1), opts(root))
+        compile_ops(relu_chains(1), opts(root))
     assert exc.value.code == "EP0111" and str(path) in exc.value.message
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
@@ -21,27 +20,17 @@ import numpy as np
 import onnx
 import pytest
 
+from _atc_run import AtcRun
 from _samples import REPO, SAMPLE_MODELS as MODELS, SAMPLE_SOC as SOC
 from bench.models import bert
 
 
-@dataclass(frozen=True)
-class Run:
-    rc: int
-    stdout: str
-    stderr: str
-
-    @property
-    def text(self) -> str:
-        return self.stdout + self.stderr
-
-
 @pytest.fixture(scope="session")
-def atc_run(entry_argv, entry_env, shared_kernel_cache, tmp_path_factory) -> Callable[..., Run]:
+def atc_run(entry_argv, entry_env, shared_kernel_cache, tmp_path_factory) -> Callable[..., AtcRun]:
     logs = tmp_path_factory.mktemp("plog")
 
     def run(entry: str, *args: str, cwd: Path, env: Optional[Dict[str, str]] = None,
-            cache: bool = True) -> Run:
+            cache: bool = True) -> AtcRun:
         environment = {k: v for k, v in entry_env.items()
                        if not k.startswith(("ASCEND_PROCESS_LOG", "DUMP_GE", "DUMP_GRAPH"))}
         environment.update(ASCEND_PROCESS_LOG_PATH=str(logs), ASCEND_WORK_PATH=str(cwd))
@@ -50,7 +39,7 @@ def atc_run(entry_argv, entry_env, shared_kernel_cache, tmp_path_factory) -> Cal
         done = subprocess.run(entry_argv(entry) + list(args) + extra, cwd=cwd, env=environment,
                               capture_output=True, timeout=600)
         decode = lambda data: data.decode("utf-8", "replace")  # noqa: E731
-        return Run(done.returncode, decode(done.stdout), decode(done.stderr))
+        return AtcRun(done.returncode, decode(done.stdout), decode(done.stderr))
     return run
 
 

@@ -6,35 +6,13 @@ import threading
 
 import pytest
 
-from ge.compiler import prepare, progress
+from _relu_chains import relu_chains
+from ge.compiler import progress
 from ge.compiler.cache.store import list_entries
-from ge.compiler.engines import place_engines
 from ge.compiler.opcompile import compile_ops
 from ge.fsutil import parse_temp_name
-from ge.graph import Graph
-from ge.graph.tensor import TensorDesc
-from ge.graph.types import DataType, Format
 
 N = 6
-
-
-def relu_chains(n: int) -> Graph:
-    """n independent Data -> Relu chains of distinct shapes: n distinct kernels, placed."""
-    g = Graph("chains")
-    relus = []
-    for k in range(n):
-        x = g.add_node("Data", f"x{k}", attrs={"index": k}, input_names=["x"],
-                       output_names=["y"])
-        desc = TensorDesc([2, k + 3], Format.FORMAT_ND, DataType.DT_FLOAT)
-        x.update_input_desc(0, desc)
-        x.update_output_desc(0, desc)
-        relus.append(g.add_node("Relu", f"r{k}", inputs=[(x, 0)], input_names=["x"],
-                                output_names=["y"]))
-    g.add_node("NetOutput", "o", inputs=[(r, 0) for r in relus],
-               input_names=[f"x{k}" for k in range(n)], output_names=[])
-    prepare.infer_shapes(g)
-    place_engines(g, {})
-    return g
 
 
 @pytest.fixture

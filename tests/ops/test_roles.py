@@ -100,20 +100,18 @@ def test_custom_alias_op_runs_on_the_graph_engine():
 
 
 def test_control_role_is_never_folded():
+    def const_into(op_type: str) -> Graph:
+        g = Graph(op_type)
+        c = g.add_node("Const", "c", attrs={"value": ge.graph.Tensor.from_numpy(
+            np.ones(2, np.float32))})
+        mid = g.add_node(op_type, "mid", inputs=[(c, 0)])
+        g.add_node("NetOutput", "out", inputs=[(mid, 0)])
+        return g
+
     _custom("TestControlOp", Role.CONTROL)
-    g = Graph("g")
-    c = g.add_node("Const", "c", attrs={"value": ge.graph.Tensor.from_numpy(
-        np.ones(2, np.float32))})
-    mid = g.add_node("TestControlOp", "mid", inputs=[(c, 0)])
-    g.add_node("NetOutput", "out", inputs=[(mid, 0)])
-    assert fold_constants(g) == 0
+    assert fold_constants(const_into("TestControlOp")) == 0
     _custom("TestComputeOp", Role.COMPUTE)
-    g2 = Graph("g2")
-    c = g2.add_node("Const", "c", attrs={"value": ge.graph.Tensor.from_numpy(
-        np.ones(2, np.float32))})
-    mid = g2.add_node("TestComputeOp", "mid", inputs=[(c, 0)])
-    g2.add_node("NetOutput", "out", inputs=[(mid, 0)])
-    assert fold_constants(g2) == 1
+    assert fold_constants(const_into("TestComputeOp")) == 1
 
 
 # ---- nothing outside ge/ops re-declares a set of op types ------------------------------------

@@ -20,6 +20,8 @@ from typing import Dict, Optional
 
 import pytest
 
+from _atc_run import AtcRun
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SOC = "Ascend310P3"
 LIMIT_S = 120
@@ -68,16 +70,9 @@ def tiny_model(path: Path) -> Path:
     return path
 
 
-@dataclass
-class Run:
-    rc: int
-    stdout: str
-    stderr: str
+@dataclass(frozen=True)
+class Run(AtcRun):
     cwd: Path
-
-    @property
-    def text(self) -> str:
-        return self.stdout + self.stderr
 
     def lines(self, code: str) -> list:
         return [line for line in self.text.splitlines() if f"({code})" in line]
