@@ -11,7 +11,7 @@ import json
 import os
 
 from ge.errors import GeError
-from ge.fsutil import publish
+from ge.fsutil import os_reason, publish
 
 from .checks import OUTPUT_SUFFIX
 from .options import RunState, build_options
@@ -26,7 +26,7 @@ def write_text_atomic(path: str, text: str) -> None:
     try:
         publish(path, text, mode=0o600)
     except OSError as exc:
-        raise GeError("E13004", {"file": path, "reason": exc.strerror or str(exc)}) from None
+        raise GeError("E13004", {"file": path, "reason": os_reason(exc)}) from None
 
 
 def _cmdline(state: RunState) -> str:

@@ -5,6 +5,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 
+from ge.fsutil import os_reason
 from ge.errors import GeError
 from ge.graph import Graph
 
@@ -107,7 +108,7 @@ def _written(path: str, write) -> bool:
     try:
         write()
     except OSError as exc:
-        warn("WP0003", {"file": path, "reason": exc.strerror or str(exc)})
+        warn("WP0003", {"file": path, "reason": os_reason(exc)})
         return False
     return True
 

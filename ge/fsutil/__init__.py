@@ -10,11 +10,12 @@ A leaf package: it imports nothing from ge.
 from .faults import fault_point
 from .atomic import publish
 from .reading import (MODEL_LIMIT, TEXT_LIMIT, NotRegularFile, check_regular, check_stat,
-                      open_regular, read_regular, read_text_regular, special_kind)
+                      open_regular, os_reason, read_regular, read_text_regular,
+                      special_kind)
 from .temps import (STALE_SECONDS, TempName, host_tag, owner_is_dead, parse_temp_name, pid_alive,
                     sweep, temp_dir, temp_name)
 
 __all__ = ["publish", "fault_point", "MODEL_LIMIT", "TEXT_LIMIT", "NotRegularFile",
-           "check_regular", "check_stat", "open_regular", "read_regular", "read_text_regular",
+           "check_regular", "check_stat", "open_regular", "os_reason", "read_regular", "read_text_regular",
            "special_kind", "STALE_SECONDS", "TempName", "host_tag", "owner_is_dead",
            "parse_temp_name", "pid_alive", "sweep", "temp_dir", "temp_name"]

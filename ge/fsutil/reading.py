@@ -19,7 +19,7 @@ import os
 import stat
 from typing import Optional
 
-__all__ = ["TEXT_LIMIT", "MODEL_LIMIT", "NotRegularFile", "check_regular", "check_stat",
+__all__ = ["TEXT_LIMIT", "MODEL_LIMIT", "NotRegularFile", "os_reason", "check_regular", "check_stat",
            "open_regular", "read_regular", "read_text_regular", "special_kind"]
 
 TEXT_LIMIT = 64 << 20
@@ -31,6 +31,11 @@ _KINDS = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a 
 
 class NotRegularFile(OSError):
     """The path names something other than a regular file (errno EISDIR for a directory)."""
+
+
+def os_reason(exc: OSError) -> str:
+    """The text an error message quotes for a failed file operation."""
+    return exc.strerror or str(exc)
 
 
 def special_kind(mode: int) -> Optional[str]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .attr_names import ATTR_SUBGRAPH_IR_NAMES
+from ge.fsutil import MODEL_LIMIT, os_reason, publish, read_regular
 from ge.errors import GeError
 from ge.proto import ge_ir as pb
 
@@ -507,7 +508,6 @@ def _link_graphs(model_def, source: str) -> Graph:
 # -- files and dumps ------------------------------------------------------------------------------
 def write_atomic(path: str, data: bytes) -> None:
     """Write `data` to a temporary name beside `path`, then rename it into place."""
-    from ge.fsutil import publish
     publish(path, data, mode=0o644)
 
 
@@ -517,17 +517,16 @@ def save_air(graph: Graph, path: str) -> None:
     try:
         write_atomic(path, model.SerializeToString(deterministic=True))
     except OSError as e:
-        raise GeError("E13004", {"file": path, "reason": e.strerror or str(e)}) from None
+        raise GeError("E13004", {"file": path, "reason": os_reason(e)}) from None
 
 
 def load_air(path: str) -> Graph:
     """Graph.load_from_air (also framework 1 of ATC)."""
     from google.protobuf.message import DecodeError
-    from ge.fsutil import MODEL_LIMIT, read_regular
     try:
         data = read_regular(path, MODEL_LIMIT)
     except OSError as e:
-        raise _bad(path, e.strerror or str(e)) from None
+        raise _bad(path, os_reason(e)) from None
     model = pb.ModelDef()
     try:
         model.ParseFromString(data)

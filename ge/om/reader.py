@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from google.protobuf.message import DecodeError
 
 from ge.errors import warn
-from ge.fsutil import read_regular
+from ge.fsutil import os_reason, read_regular
 from ge.graph import serialize as ser
 
 from ge.proto import ge_ir as pb
@@ -109,5 +109,5 @@ def read_om(path: str) -> OmFile:
     try:
         data = read_regular(path)
     except OSError as e:
-        raise om_error(path, e.strerror or str(e)) from None
+        raise om_error(path, os_reason(e)) from None
     return parse_om(data, path)

@@ -20,7 +20,7 @@ from typing import Callable, Optional, Sequence, Union
 
 from ge.graph.attr_names import ATTR_TARGET
 from ge.errors import GeError
-from ge.fsutil import publish
+from ge.fsutil import os_reason, publish
 from ge.host import host_cpu, host_os
 from ge.graph import serialize as ser
 from ge.graph.attrs import kind_of
@@ -223,4 +223,4 @@ def write_om(path: str, content: OmContent) -> None:
     try:
         publish(path, parts, half_point="om.partial", written_point="om.written")
     except OSError as e:
-        raise GeError("E13004", {"file": path, "reason": e.strerror or str(e)}) from None
+        raise GeError("E13004", {"file": path, "reason": os_reason(e)}) from None

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ge.errors import GeError, warn
-from ge.fsutil import sweep, temp_name
+from ge.fsutil import os_reason, sweep, temp_name
 from . import settings as _settings
 from .evict import evict
 from .key import kernel_key, kernel_name, key_material
@@ -83,10 +83,6 @@ def _make_dir(path: str) -> None:
     os.makedirs(path, mode=0o750, exist_ok=True)
 
 
-def _reason(exc: OSError) -> str:
-    return exc.strerror or str(exc)
-
-
 class KernelCache:
     """A handle on one SoC cache directory for one compile.
 
@@ -108,7 +104,7 @@ class KernelCache:
         log.info("kernel cache fault at %s: %s", where, exc)
         if not self.faulted:
             self.faulted = True
-            warn(WARN_FAULT, {"path": where, "reason": _reason(exc), "fallback": fallback})
+            warn(WARN_FAULT, {"path": where, "reason": os_reason(exc), "fallback": fallback})
 
     @classmethod
     def open(cls, settings: CacheSettings, age: bool = True) -> Optional["KernelCache"]:

@@ -16,6 +16,7 @@ import json
 import os
 import sys
 
+from ge.fsutil import os_reason
 from ge.errors import GeError
 from . import settings as cfg
 from .evict import evict, used_bytes
@@ -66,7 +67,7 @@ def cmd_verify(root: str, soc: str, fix: bool) -> int:
         except OSError as exc:
             bad += 1
             kept += 1
-            _failed(d, exc.strerror or str(exc))
+            _failed(d, os_reason(exc))
             continue
         for name in names:
             total += 1
@@ -121,7 +122,7 @@ def main(argv=None) -> int:
         return cmd_clean(root, args.soc, args.all, args.dry_run)
     except OSError as exc:      # the root or a SoC directory cannot be read at all
         print(GeError(CHECK_FAILED, {"path": exc.filename or root,
-                                     "reason": exc.strerror or str(exc)}), file=sys.stderr)
+                                     "reason": os_reason(exc)}), file=sys.stderr)
         return 2
 
 

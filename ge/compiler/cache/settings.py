@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
 from ge.errors import GeError, warn
-from ge.fsutil import read_text_regular
+from ge.fsutil import os_reason, read_text_regular
 
 __all__ = ["CacheSettings", "resolve", "parse_ini", "read_ini_text", "size_limits",
            "parse_op_debug_config", "DEFAULT_MAX_MB", "DEFAULT_RATIO", "INI_NAME", "INI_SECTION",
@@ -146,7 +146,7 @@ def read_ini_text(path: str) -> Optional[str]:
     try:
         return read_text_regular(path, errors="replace")
     except OSError as exc:
-        warn("WP0113", {"path": path, "reason": exc.strerror or str(exc),
+        warn("WP0113", {"path": path, "reason": os_reason(exc),
                         "fallback": "its sizes are ignored"})
         return None
 

@@ -28,7 +28,7 @@ import stat
 from dataclasses import dataclass
 from typing import Optional
 
-from ge.fsutil import check_stat, fault_point, sweep, temp_name
+from ge.fsutil import check_stat, fault_point, os_reason, sweep, temp_name
 from .key import ENTRY_NAME
 
 __all__ = ["Lookup", "lookup", "publish", "remove_entry", "clean_stale", "list_entries",
@@ -97,7 +97,7 @@ def _same_entry(path: str, inode: int) -> bool:
 def _unusable(path: str, exc: OSError) -> Lookup:
     """An entry name that is there but cannot be opened as an entry directory."""
     reason = {errno.ENOTDIR: "not a directory",
-              errno.ELOOP: "a symbolic link"}.get(exc.errno, exc.strerror or str(exc))
+              errno.ELOOP: "a symbolic link"}.get(exc.errno, os_reason(exc))
     try:
         inode = os.lstat(path).st_ino
     except OSError:

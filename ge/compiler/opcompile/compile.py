@@ -20,7 +20,7 @@ from typing import Mapping, Optional
 
 from ge.graph.attr_names import ATTR_KERNEL_NAME, ATTR_KERNEL_SHA256
 from ge.errors import GeError, warn
-from ge.fsutil import fault_point
+from ge.fsutil import fault_point, os_reason, publish
 from ge.compiler import cache as kcache
 from ge.compiler import progress
 from ge.compiler.engines import ATTR_ENGINE, COMPILED_ENGINES
@@ -123,7 +123,6 @@ def write_kernel_meta(tasks: list, options: Mapping[str, str]) -> None:
     for the user to read and to debug with."""
     if not tasks:
         return
-    from ge.fsutil import publish
     directory = kernel_meta_dir(options)
     path = directory
     try:
@@ -133,7 +132,7 @@ def write_kernel_meta(tasks: list, options: Mapping[str, str]) -> None:
                                (os.path.join(directory, f"{task.name}.so"), task.binary)):
                 publish(path, data, mode=0o644)
     except OSError as exc:      # asked for by the debug options: an error, but a coded one
-        raise GeError("E13004", {"file": path, "reason": exc.strerror or str(exc)}) from None
+        raise GeError("E13004", {"file": path, "reason": os_reason(exc)}) from None
 
 
 def _build_all(pending: list, jobs: int, total: int) -> None:

@@ -15,7 +15,7 @@ from google.protobuf.message import DecodeError
 from onnx import TensorProto
 
 from ge.errors import GeError
-from ge.fsutil import MODEL_LIMIT, open_regular, read_regular
+from ge.fsutil import MODEL_LIMIT, open_regular, os_reason, read_regular
 from ge.graph import DataType
 
 __all__ = ["ONNX_TO_GE_DTYPE", "ge_dtype", "load_model_bytes", "read_model_file",
@@ -87,7 +87,7 @@ def read_model_file(path: str) -> bytes:
     try:
         return read_regular(path, MODEL_LIMIT)
     except OSError as exc:
-        raise _load_failed(path, exc.strerror or str(exc)) from None
+        raise _load_failed(path, os_reason(exc)) from None
 
 
 # -- tensors ------------------------------------------------------------------------------------
@@ -226,4 +226,4 @@ def read_external(t: TensorProto, model_dir: str | None, what: str, need: int) -
             f.seek(offset)
             return f.read(span)
     except OSError as exc:
-        raise GeError("E13001", {"file": path, "reason": exc.strerror or str(exc)}) from None
+        raise GeError("E13001", {"file": path, "reason": os_reason(exc)}) from None
