@@ -68,7 +68,7 @@ def toolchain() -> Toolchain:
     return Toolchain(cc, _first_line([cc, "--version"]), _first_line([cc, "-dumpmachine"]))
 
 
-def compile_flags(needs_blas: bool, debug_flags: tuple = ()) -> list:
+def compile_flags(debug_flags: tuple = ()) -> list:
     """Compiler flags that are keyed (no file names, no search paths); `debug_flags` come from
     op debug options and replace the optimisation level."""
     flags = list(BASE_FLAGS)
@@ -105,7 +105,7 @@ def build(source: str, needs_blas: bool, debug_flags: tuple = (), what: str = ""
         with temp_dir(base) as work:
             with open(os.path.join(work, "kernel.c"), "w", encoding="utf-8") as f:
                 f.write(source)
-            argv = ([tc.cc_path] + compile_flags(needs_blas, debug_flags) + paths
+            argv = ([tc.cc_path] + compile_flags(debug_flags) + paths
                     + [f"-ffile-prefix-map={work}=.", "-o", "kernel.so", "kernel.c"]
                     + link_libs(needs_blas))
             proc = subprocess.run(argv, cwd=work, capture_output=True, text=True, check=False,

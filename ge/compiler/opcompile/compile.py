@@ -88,7 +88,7 @@ def kernel_task(sig, soc: str, debug_flags: tuple = ()) -> _Task:
     """Everything about one kernel before compilation: source, key, name, metadata."""
     gen = generator_for(sig.op_type)
     src = gen.render(sig)
-    flags = tuple(compile_flags(src.needs_blas, debug_flags)) + tuple(link_libs(src.needs_blas))
+    flags = tuple(compile_flags(debug_flags)) + tuple(link_libs(src.needs_blas))
     fields = {
         "op": sig.canonical(),
         "soc": soc,
