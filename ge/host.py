@@ -3,7 +3,8 @@
 One table of CPU name aliases serves the ATC defaults, the OM's host-target marker and the
 check that an OM or a requested target is this host.  One table of package managers says how
 this distribution installs what the operator compiler needs (a C compiler; cmake to build), for
-error messages and for scripts/quickstart.sh (`python3 -m ge.host install gcc cmake`).
+error messages and for scripts/install_missing.sh (`python3 -m ge.host install gcc cmake`),
+which the quickstart and .ci/run call.
 """
 from __future__ import annotations
 

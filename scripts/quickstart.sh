@@ -10,20 +10,9 @@ out="${OUT:-$repo/build/sample}"
 
 python="${PYTHON:-python3}"
 
-# What the build and the operator compiler need from the system: a C compiler and cmake.  Install
-# exactly what is missing, with this distribution's package manager (table in ge/host.py).  The
+# What the build and the operator compiler need from the system: a C compiler and cmake. The
 # BLAS is not among them: it is the scipy-openblas32 wheel that pip installs with pyatc.
-need=()
-command -v cc >/dev/null 2>&1 || need+=(gcc)
-command -v cmake >/dev/null 2>&1 || need+=(cmake)
-if [ ${#need[@]} -gt 0 ]; then
-    install=$(PYTHONPATH="$repo" "$python" -m ge.host install "${need[@]}")
-    case "$install" in *" or "*) echo "please install ${need[*]}: $install" >&2; exit 1 ;; esac
-    sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-    echo "installing ${need[*]}: $sudo_cmd $install"
-    case "$install" in apt-get*) $sudo_cmd apt-get update -q ;; esac
-    $sudo_cmd $install
-fi
+PYTHON="$python" scripts/install_missing.sh cc:gcc cmake:cmake
 "$python" -m venv "$venv"
 # shellcheck disable=SC1091
 . "$venv/bin/activate"
