@@ -76,10 +76,10 @@ def check_singleop(state: RunState) -> None:
         if not state.get(name):
             raise GeError("E10054", {"parameter": f"--{name}"})
     _check_soc_name(state.get("soc_version"))
-    check_input_path(state.get("singleop"), "singleop")
     check_output_path(state.get("output"), "--output")
-    raise GeError("EP0002", {"feature": "--singleop",
-                             "reason": "single-operator compilation is not implemented"})
+    _check_tuning(state)                    # implmode pair, op_precision_mode, precision
+    _one_of(state, "allow_hf32", ("", "true", "false"), "E10005")
+    # the op-list file itself is the reader's (E10023-E10032): ge.parser.singleop
 
 
 # ------------------------------------------------------------------ §2 step 9
@@ -281,7 +281,7 @@ def refuse_unsupported(state: RunState) -> None:
                                  "reason": "only ONNX (5) and AIR (1) models are parsed"})
     for f in FLAGS:
         value = state.get(f.name)
-        if f.refuse is not None and f.name != "singleop" and refused_value(f, value):
+        if f.refuse is not None and refused_value(f, value):
             raise GeError("EP0002", {"feature": f"--{f.name}={value}", "reason": reason})
 
 

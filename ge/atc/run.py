@@ -25,6 +25,9 @@ def _run_checks_and_mode(state: RunState) -> None:
     check_global(state)
     if state.get("singleop"):
         check_singleop(state)
+        from .singleop import run_singleop
+        with listening(progress):
+            run_singleop(state)
         return
     check_common(state)
     state.check_report = prepare_check_report(state)
