@@ -147,8 +147,9 @@ def _shape_range(e: _Entry, shape: list, ranges: list, parameter: str) -> tuple:
                           "(unknown dim) and [-2] (unknown rank) are allowed")
     unknown = shape.count(UNKNOWN_DIM)
     if len(ranges) != unknown:
-        raise e.bad_value(len(ranges), f"{parameter}.shape_range size", f"the shape has "
-                          f"{unknown} dims of -1 and needs one [low, high] range for each")
+        raise e.bad_value(len(ranges), f"{parameter}.shape_range size", f"the shape "
+                          f"{_text(shape)} needs one [low, high] range per -1 dim, "
+                          f"{unknown} in all")
     for k, pair in enumerate(ranges):
         if len(pair) != 2:
             raise e.bad_value(pair, f"{parameter}.shape_range[{k}]",
@@ -309,6 +310,12 @@ def _op(e: _Entry, index: int, compile_flag: int) -> SingleOp:
     _check_port_count(e, opdef, "input", len(inputs))
     _check_port_count(e, opdef, "output", len(outputs))
     attrs = tuple(_attr(e, o, k, opdef) for k, o in enumerate(attr_objs))
+    given = {a.name for a in attrs}
+    for spec in opdef.attrs:
+        if spec.required and spec.name not in given:
+            raise GeError("E10030", {"attrname": spec.name, "op_name": e.op_type,
+                                     "reason": f"{e.where}: op type {e.op_type} requires "
+                                               f"attribute {spec.name}; the op has none."})
     return SingleOp(e.entry, index, op_type, name, inputs, outputs, attrs, compile_flag)
 
 
