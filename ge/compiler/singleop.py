@@ -11,8 +11,7 @@ import json
 
 from ge.errors import GeError
 from ge.graph.types import AttrValueType as VT, format_name
-from ge.parser.singleop import ATTR_SINGLE_OP_SCENE, SingleOp, op_graph
-from ge.parser.singleop._tables import PLAIN_FORMATS
+from ge.parser.singleop import ATTR_SINGLE_OP_SCENE, PLAIN_FORMATS, SingleOp, op_graph
 
 from .prepare import infer_shapes
 
@@ -38,7 +37,7 @@ def _check_supported(op: SingleOp) -> None:
                     "feature": f"{_label(op)}: {side} {k} of dynamic shape "
                                f"{json.dumps(list(t.shape))}{ranges}",
                     "reason": "single ops are compiled at static shapes only"})
-            for fmt in {t.format, t.origin_format} - PLAIN_FORMATS:
+            for fmt in (f for f in (t.format, t.origin_format) if f not in PLAIN_FORMATS):
                 raise GeError("EP0002", {
                     "feature": f"{_label(op)}: {side} {k} in format {format_name(fmt)}",
                     "reason": "host kernels read plain layouts (ND, NCHW, NHWC, ...), not "

@@ -48,8 +48,9 @@ GOOD = [
      lambda x: np.maximum(x, 0)),
 ]
 
-# One op that builds beside two that do not: a dynamic shape (refused here) and shapes that
-# do not broadcast.
+# One op that builds beside four that do not: a dynamic shape and a device storage format
+# (both refused here), shapes that do not broadcast, an output_desc that is not what the op
+# gives.
 MIXED = [
     {"op": "Add", "name": "add_dyn",
      "input_desc": [tensor([-1, 16], shape_range=[[1, 32]]),
@@ -59,6 +60,12 @@ MIXED = [
      "input_desc": [tensor([2, 3]), tensor([4, 5])], "output_desc": [tensor([2, 3])]},
     {"op": "Relu", "name": "relu_ok", "input_desc": [tensor([2, 3])],
      "output_desc": [tensor([2, 3])]},
+    {"op": "Add", "name": "add_wrong_output",
+     "input_desc": [tensor([2, 3]), tensor([3])], "output_desc": [tensor([3, 2])]},
+    {"op": "Relu", "name": "relu_5hd",
+     "input_desc": [tensor([1, 1, 2, 2, 16], "float16", "NC1HWC0", origin_format="NCHW",
+                           origin_shape=[1, 16, 2, 2])],
+     "output_desc": [tensor([1, 1, 2, 2, 16], "float16", "NC1HWC0")]},
 ]
 
 

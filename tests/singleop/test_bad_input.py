@@ -94,6 +94,15 @@ def test_bad_op_list(atc_main, tmp_path, name, ops, headline, detail):
     assert not (tmp_path / "out").exists()
 
 
+def test_unreadable_op_list_is_e10024(atc_main, tmp_path):
+    (tmp_path / "ops.json").write_bytes(b'[{"op": "\xff"}]')
+    run = atc_main("--singleop=ops.json", "--output=out", *ARGS, cwd=tmp_path)
+    assert run.rc == 255
+    assert "Invalid_Argument(E10024): Failed to open file ops.json specified by --singleop." \
+        in run.stdout and "it is not UTF-8" in run.stdout
+    assert not (tmp_path / "out").exists()
+
+
 def test_missing_op_list_is_e10023(atc_main, tmp_path):
     run = atc_main("--singleop=nope.json", "--output=out", *ARGS, cwd=tmp_path)
     assert run.rc == 255

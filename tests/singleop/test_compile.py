@@ -102,12 +102,18 @@ def test_an_op_that_fails_does_not_stop_the_others(mixed):
     run = mixed.run
     assert run.rc == 255 and "Traceback" not in run.text
     assert [p.name for p in mixed.out.iterdir()] == ["relu_ok.om"]
-    assert (f"Single_Op_Build_Failed(EP0700): 2 of the 3 ops in {mixed.op_list} failed to "
-            "compile: add_dyn (entry 0), add_mismatch (entry 1).") in run.stdout
+    assert (f"Single_Op_Build_Failed(EP0700): 4 of the 5 ops in {mixed.op_list} failed to "
+            "compile: add_dyn (entry 0), add_mismatch (entry 1), add_wrong_output (entry 3), "
+            "relu_5hd (entry 4).") in run.stdout
     assert ("add_dyn (entry 0): EP0002 Op add_dyn (Add, entry 0): input 0 of dynamic shape "
             "[-1, 16] and shape_range [[1, 32]] is not supported by this implementation.") \
         in run.stdout
     assert "add_mismatch (entry 1): " in run.stdout and "[2, 3], [4, 5]" in run.stdout
+    assert ("add_wrong_output (entry 3): E13014 Value [3, 2] of parameter output_desc[0].shape "
+            "for Op add_wrong_output is invalid. Reason: op type Add gives [2, 3] for the "
+            "inputs in input_desc.") in run.stdout
+    assert ("relu_5hd (entry 4): EP0002 Op relu_5hd (Relu, entry 4): input 0 in format "
+            "NC1HWC0 is not supported by this implementation.") in run.stdout
 
 
 def test_the_single_op_option_map(atc_main, tmp_path, monkeypatch):

@@ -9,6 +9,7 @@ Parses and builds graphs only: compiling and writing are `ge.compiler` and `ge.a
 """
 from ._graph import ATTR_IS_SINGLE_OP, ATTR_SINGLE_OP_SCENE, file_name, op_graph
 from ._read import AttrSpec, SingleOp, TensorSpec, read_op_list
+from ._tables import PLAIN_FORMATS
 
 __all__ = ["read_op_list", "op_graph", "file_name", "SingleOp", "TensorSpec", "AttrSpec",
-           "ATTR_SINGLE_OP_SCENE", "ATTR_IS_SINGLE_OP"]
+           "ATTR_SINGLE_OP_SCENE", "ATTR_IS_SINGLE_OP", "PLAIN_FORMATS"]
