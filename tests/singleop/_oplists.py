@@ -46,6 +46,12 @@ GOOD = [
      {"op": "Relu", "name": "relu 1", "input_desc": [tensor([1, 2, 3, 4], fmt="NCHW")],
       "output_desc": [tensor([1, 2, 3, 4], fmt="NCHW")]},
      lambda x: np.maximum(x, 0)),
+    ("concat3.om",      # a dynamic input group: the tensors become x0, x1, x2
+     {"op": "ConcatD", "name": "concat3",
+      "input_desc": [tensor([2, k], dynamic_input="x") for k in (3, 1, 2)],
+      "output_desc": [tensor([2, 6])],
+      "attr": [attr("concat_dim", "int", 1), attr("N", "int", 3)]},
+     lambda *xs: np.concatenate(xs, axis=1)),
 ]
 
 # One op that builds beside four that do not: a dynamic shape and a device storage format
