@@ -63,7 +63,6 @@ class SingleOp:
     inputs: tuple
     outputs: tuple
     attrs: tuple
-    compile_flag: int = 0
 
     @property
     def node_name(self) -> str:
@@ -292,7 +291,7 @@ def _kind_name(kind: VT) -> str:
 
 # -- one entry, the list -------------------------------------------------------------------------
 
-def _op(e: _Entry, index: int, compile_flag: int) -> SingleOp:
+def _op(e: _Entry, index: int) -> SingleOp:
     raw = e.raw
     op_type = _field(raw, "op", lambda v: isinstance(v, str), "a string", "", e, default="")
     name = _field(raw, "name", lambda v: isinstance(v, str), "a string", "", e, default="")
@@ -316,7 +315,7 @@ def _op(e: _Entry, index: int, compile_flag: int) -> SingleOp:
             raise GeError("E10030", {"attrname": spec.name, "op_name": e.op_type,
                                      "reason": f"{e.where}: op type {e.op_type} requires "
                                                f"attribute {spec.name}; the op has none."})
-    return SingleOp(e.entry, index, op_type, name, inputs, outputs, attrs, compile_flag)
+    return SingleOp(e.entry, index, op_type, name, inputs, outputs, attrs)
 
 
 def _load(path: str):
@@ -341,7 +340,6 @@ def read_op_list(path: str) -> list[SingleOp]:
         raise GeError("E10032", {"file": path, "reason": "the top-level value must be a list "
                                  "of ops"})
     result: list[SingleOp] = []
-    compile_flag = 0
     for entry, raw in enumerate(document):
         if not isinstance(raw, dict):
             raise GeError("E10032", {"file": path, "reason": f"entry {entry} is "
@@ -351,8 +349,7 @@ def read_op_list(path: str) -> list[SingleOp]:
         if flag == 1:
             # CANN: such an entry switches fuzzy build on for the ops after it and is not
             # itself compiled.  We compile exact shapes only, so the switch changes nothing.
-            compile_flag = 1
             warn("WP0700", {"entry": str(entry), "file": path})
             continue
-        result.append(_op(e, len(result), compile_flag))
+        result.append(_op(e, len(result)))
     return result
