@@ -271,22 +271,23 @@ _REFUSED_MODES = {7: "--mode=7 (OM2 package)", 30: "--mode=30 (execute-om for na
 _REFUSED_FRAMEWORKS = {0: "--framework=0 (Caffe)", 3: "--framework=3 (TensorFlow)"}
 
 
-def refuse_unsupported(state: RunState) -> None:
-    """EP0002 for refused modes, frameworks and flag values (decisions table)."""
+def refuse_unsupported(state: RunState, flags: tuple = FLAGS) -> None:
+    """EP0002 for refused modes, frameworks and values of `flags` (decisions table)."""
     reason = "it is not implemented for the host CPU target"
     if state.mode in _REFUSED_MODES:
         raise GeError("EP0002", {"feature": _REFUSED_MODES[state.mode], "reason": reason})
     if state.framework in _REFUSED_FRAMEWORKS:
         raise GeError("EP0002", {"feature": _REFUSED_FRAMEWORKS[state.framework],
                                  "reason": "only ONNX (5) and AIR (1) models are parsed"})
-    for f in FLAGS:
+    for f in flags:
         value = state.get(f.name)
         if f.refuse is not None and refused_value(f, value):
             raise GeError("EP0002", {"feature": f"--{f.name}={value}", "reason": reason})
 
 
-def no_effect_warnings(state: RunState) -> None:
-    """WP0001 for every explicitly set flag this implementation accepts without effect."""
-    for f in FLAGS:
+def no_effect_warnings(state: RunState, flags: tuple = FLAGS) -> None:
+    """WP0001 for every explicitly set flag of `flags` this implementation accepts without
+    effect."""
+    for f in flags:
         if f.support == NO_EFFECT and state.explicit(f.name):
             state.warn("WP0001", {"parameter": f.name, "value": state.get(f.name)})

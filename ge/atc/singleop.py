@@ -12,9 +12,13 @@ import os
 from ge.errors import GeError
 from ge.fsutil import os_reason
 
-from .options import RunState, singleop_options
+from .flags import BY_NAME
+from .options import SINGLEOP_FLAGS, RunState, singleop_options
 
-__all__ = ["run_singleop"]
+__all__ = ["run_singleop", "SINGLEOP_FLAG_RECORDS"]
+
+# the flags this flow reads (§8.3): refusals and WP0001 warnings look at these only
+SINGLEOP_FLAG_RECORDS = tuple(BY_NAME[name] for name in SINGLEOP_FLAGS)
 
 
 def _output_dir(path: str) -> None:

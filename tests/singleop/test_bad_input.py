@@ -122,3 +122,19 @@ def test_compile_flag_1_entry_is_skipped_with_a_warning(atc_main, tmp_path):
     assert run.rc == 0, run.text
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["0_Relu_0_2_3_0_2_3.om"]
     assert "Fuzzy_Build_Entry(WP0700): Entry 0 of ops.json sets compile_flag 1" in run.stdout
+
+
+def test_flags_of_the_flow_are_refused_or_warned_as_in_a_compile(atc_main, tmp_path):
+    """The §8.3 flags: a refused value is EP0002 before anything is written, a flag without
+    effect on this target is WP0001; flags the flow does not read are ignored, as in CANN."""
+    (tmp_path / "ops.json").write_text(json.dumps([ADD]))
+    run = atc_main("--singleop=ops.json", "--output=out", *ARGS, "--external_weight=1",
+                   cwd=tmp_path)
+    assert run.rc == 255
+    assert "Not_Supported(EP0002): --external_weight=1 is not supported" in run.stdout
+    assert not (tmp_path / "out").exists()
+    run = atc_main("--singleop=ops.json", "--output=out", *ARGS, "--virtual_type=1",
+                   "--input_fp16_nodes=x", cwd=tmp_path)
+    assert run.rc == 0, run.text
+    assert "Option_Without_Effect(WP0001): Option --virtual_type=1 is accepted" in run.stdout
+    assert "input_fp16_nodes" not in run.stdout
