@@ -25,6 +25,9 @@ def _matmul_attr(kind: str, value, name: str = "transpose_x1") -> dict:
 CASES = [   # id, op list (or raw text), expected headline, expected detail ("" = none)
     ("not-json", '[{"op": "Add",', "Invalid_Argument(E10025): File {path} specified by "
      "--singleop is not a valid JSON file. Reason: Expecting", ""),
+    ("nan", '[{"op": "Add", "attr": [{"name": "a", "type": "float", "value": NaN}]}]',
+     "Invalid_Argument(E10025): File {path} specified by --singleop is not a valid JSON file. "
+     "Reason: NaN is not a JSON value.", ""),
     ("not-a-list", {"op": "Add"}, "File_Operation_Error_Parse(E10032): Failed to parse JSON "
      "file ops.json. Reason: the top-level value must be a list of ops.", ""),
     ("entry-not-object", [ADD, 3], "(E10032): Failed to parse JSON file ops.json. Reason: "

@@ -327,10 +327,15 @@ def _load(path: str):
         reason = os_reason(exc) if isinstance(exc, OSError) else f"it is not UTF-8 ({exc})"
         raise GeError("E10024", {"value": path, "reason": reason}) from None
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
+        return json.loads(text, parse_constant=_not_json)
+    except (json.JSONDecodeError, ValueError) as exc:
         raise GeError("E10025", {"realpath": os.path.realpath(path), "errmsg": str(exc)}) \
             from None
+
+
+def _not_json(word: str):
+    """NaN and Infinity are Python's extensions, not JSON (CANN's reader refuses them)."""
+    raise ValueError(f"{word} is not a JSON value")
 
 
 def read_op_list(path: str) -> list[SingleOp]:
