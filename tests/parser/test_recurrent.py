@@ -11,9 +11,6 @@ exit 255 and no OM.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +23,7 @@ from ge.om import read_om
 from ge.ops.interpreter import run_graph
 from ge.runtime import load
 
+from _netron import needs_netron, netron_view
 from _samples import SAMPLE_SOC
 
 ort = pytest.importorskip("onnxruntime")
@@ -34,7 +32,6 @@ S, B, I, H = 4, 3, 3, 4            # seq_length, batch, input_size, hidden_size
 LENS = np.array([4, 0, 2], np.int32)
 RTOL, ATOL = 1e-4, 1e-5
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
-NETRON_SCRIPT = Path(__file__).resolve().parents[1] / "om" / "netron_read.js"
 
 
 # -- building models ------------------------------------------------------------------------------
@@ -313,16 +310,7 @@ def test_layer_types_in_the_om(compiled):
     assert any("lstm_batch_first" in n for n in types["TransposeD"])
 
 
-def _netron_dir():
-    try:
-        import netron
-    except ImportError:
-        return None
-    directory = os.path.dirname(netron.__file__)
-    return directory if os.path.exists(os.path.join(directory, "om.js")) else None
-
-
-@pytest.mark.skipif(not shutil.which("node") or not _netron_dir(), reason="needs node and netron")
+@needs_netron
 @pytest.mark.parametrize("name", ["speech", "crnn"])
 def test_mode1_json_and_netron_show_the_layers(name, compiled, atc_main, tmp_path):
     _, om_path = compiled(name)
@@ -334,10 +322,7 @@ def test_mode1_json_and_netron_show_the_layers(name, compiled, atc_main, tmp_pat
     assert len(lstm) == (2 if name == "speech" else 1)
     attrs = {a["key"]: a["value"] for a in lstm[0]["attr"]}
     assert attrs["direction"] == {"s": "bidirectional"} and attrs["hidden_size"] == {"i": H}
-    view = subprocess.run([shutil.which("node"), str(NETRON_SCRIPT), _netron_dir(), str(om_path),
-                           "--sizes"], capture_output=True, text=True, timeout=120)
-    assert view.returncode == 0, view.stderr
-    (seen,) = json.loads(view.stdout)["graphs"]
+    (seen,) = netron_view(om_path, sizes=True)["graphs"]
     assert [(n["name"], n["type"]) for n in seen["nodes"]] == \
         [(op["name"], op["type"]) for op in ops if op["type"] != "Const"]
 
