@@ -159,8 +159,9 @@ def _direction(spec, d: int, has: dict) -> list:
              "    (void)Bs; (void)P;",
              "    " + _gemm(seq * bat, gh, inp, "x0", inp, "W", inp, "0.0f", "xw", gh)]
     if has[3]:
-        lines += [f"    for (int64_t i = 0; i < {seq * bat}; ++i) for (int64_t j = 0; j < {gh}; ++j)",
-                  f"        xw[i * {gh} + j] += Bs[j] + (j < {rb_end} ? Bs[{gh} + j] : 0.0f);"]
+        lines += [f"    for (int64_t i = 0; i < {seq * bat}; ++i)",
+                  f"        for (int64_t j = 0; j < {gh}; ++j)",
+                  f"            xw[i * {gh} + j] += Bs[j] + (j < {rb_end} ? Bs[{gh} + j] : 0.0f);"]
     for slot, buf in ((5, "h"), (6, "c")):
         if slot == 6 and not lstm:
             continue
@@ -170,7 +171,8 @@ def _direction(spec, d: int, has: dict) -> list:
     lines += [f"    for (int64_t s = 0; s < {seq}; ++s) {{",
               f"        for (int64_t b = 0; b < {bat}; ++b) {{",
               f"            const int64_t t = s < len[b] ? {step} : 0;",
-              f"            memcpy(g + b * {gh}, xw + (t * {bat} + b) * {gh}, {gh} * sizeof(float));",
+              f"            memcpy(g + b * {gh}, xw + (t * {bat} + b) * {gh}, "
+              f"{gh} * sizeof(float));",
               "        }"]
     lines += _cell(spec, d)
     lines += [f"        for (int64_t b = 0; b < {bat}; ++b) {{",
@@ -197,7 +199,7 @@ def render_recurrent(sig) -> KernelSource:
     if len(x) != 3 or min(x) <= 0:
         raise Unsupported(f"x shape {list(x)}")
     attrs = dict(sig.attrs)
-    spec = spec_of(sig.op_type, attrs, x, int(attrs["hidden_size"]))
+    spec = spec_of(sig.op_type, attrs, x)
     has = {i: i < n_in and sig.inputs[i] is not None for i in range(8)}
     seq, bat, hid = spec.seq, spec.batch, spec.hidden
     gh = spec.gates * hid

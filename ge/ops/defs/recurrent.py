@@ -8,8 +8,8 @@ p [D, 3*H]; y [S, D, B, H], y_h / y_c [D, B, H].  G = 4 (gates i, o, f, c), 3 (z
 mean what they mean in ONNX (alphas and betas are consumed in order by the activations that
 take one).  A batch entry of length L (sequence_lens) runs L steps (a reverse direction runs
 its own L steps backwards); y past L is zero, and so are y_h / y_c of a length-0 entry
-(onnxruntime's behaviour).  `recurrent_spec` and `activation_list` are the one reading of the
-attributes: inference, the reference kernels, the C generator and the ONNX parser use them.
+(onnxruntime's behaviour).  `check_attrs`, `activation_list` and `spec_of` are the one reading
+of the attributes: inference, the reference kernels, the C generator and the ONNX parser use them.
 """
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ import numpy as np
 from ge.errors import GeError
 
 from ._common import VT, AttrSpec, OpDef, Port, dtype_of, register, shape_of
+
+__all__ = ["CELLS", "DIRECTIONS", "ACTIVATION_ARGS", "ACTIVATION_FUNCS", "RecurrentSpec",
+           "activation_list", "check_attrs", "spec_of", "apply_activation", "check_lengths"]
 
 FAMILY = "recurrent"
 
@@ -36,6 +39,17 @@ ACTIVATION_ARGS = {
     "Softplus": (False, False, 0.0, 0.0),
 }
 _BY_LOWER = {name.lower(): name for name in ACTIVATION_ARGS}
+
+_COMMON_ATTRS = (AttrSpec("activation_alpha", VT.VT_LIST_FLOAT, []),
+                 AttrSpec("activation_beta", VT.VT_LIST_FLOAT, []),
+                 AttrSpec("activations", VT.VT_LIST_STRING, []),
+                 AttrSpec("clip", VT.VT_FLOAT, -1.0),
+                 AttrSpec("direction", VT.VT_STRING, "forward"),
+                 AttrSpec("hidden_size", VT.VT_INT))
+_INPUTS = (Port("x"), Port("w"), Port("r"), Port("b", "optional"),
+           Port("sequence_lens", "optional"), Port("initial_h", "optional"))
+_LSTM_STATE = (Port("initial_c", "optional"), Port("p", "optional"))
+_SLOT_NAMES = tuple(port.name for port in _INPUTS + _LSTM_STATE)
 
 
 @dataclass(frozen=True)
@@ -127,9 +141,6 @@ def expected_shapes(op_type: str, attrs: dict, seq: int, batch: int, input_size:
     return shapes
 
 
-_SLOT_NAMES = ("x", "w", "r", "b", "sequence_lens", "initial_h", "initial_c", "p")
-
-
 def invalid(op_name: str, op_type: str, reason: str):
     raise GeError("EP0130", {"opname": op_name, "optype": op_type, "reason": reason})
 
@@ -178,11 +189,11 @@ def check_lengths(op_name: str, op_type: str, lens: np.ndarray, seq: int) -> Non
                                   f"(seq_length of x)")
 
 
-def spec_of(op_type: str, attrs: dict, x_shape, hidden: int) -> RecurrentSpec:
+def spec_of(op_type: str, attrs: dict, x_shape) -> RecurrentSpec:
     direction = attrs.get("direction", "forward")
     dirs = ("forward", "reverse") if direction == "bidirectional" else (direction,)
     seq, batch, input_size = (int(v) for v in x_shape)
-    return RecurrentSpec(op_type, seq, batch, input_size, hidden, dirs,
+    return RecurrentSpec(op_type, seq, batch, input_size, int(attrs["hidden_size"]), dirs,
                          tuple(activation_list(op_type, attrs)),
                          float(attrs.get("clip", -1.0)), bool(attrs.get("input_forget", 0)),
                          bool(attrs.get("linear_before_reset", 0)))
@@ -251,8 +262,8 @@ def kernel_recurrent(op_type: str):
         f32 = [None if a is None or i == 4 else np.asarray(a, np.float32)
                for i, a in enumerate(ins)]
         x, w, r, b, _, h0, c0, p = f32
-        hid = int(attrs["hidden_size"])
-        spec = spec_of(op_type, attrs, x.shape, hid)
+        spec = spec_of(op_type, attrs, x.shape)
+        hid = spec.hidden
         seq, batch = spec.seq, spec.batch
         if lens is None:
             lens = np.full(batch, seq, np.int64)
@@ -290,17 +301,8 @@ def kernel_recurrent(op_type: str):
     return kernel
 
 
-_COMMON_ATTRS = (AttrSpec("activation_alpha", VT.VT_LIST_FLOAT, []),
-                 AttrSpec("activation_beta", VT.VT_LIST_FLOAT, []),
-                 AttrSpec("activations", VT.VT_LIST_STRING, []),
-                 AttrSpec("clip", VT.VT_FLOAT, -1.0),
-                 AttrSpec("direction", VT.VT_STRING, "forward"),
-                 AttrSpec("hidden_size", VT.VT_INT))
-_INPUTS = (Port("x"), Port("w"), Port("r"), Port("b", "optional"),
-           Port("sequence_lens", "optional"), Port("initial_h", "optional"))
-
 register(OpDef("CommonLSTM", kernel_gen="recurrent",
-               inputs=_INPUTS + (Port("initial_c", "optional"), Port("p", "optional")),
+               inputs=_INPUTS + _LSTM_STATE,
                outputs=(Port("y"), Port("y_h"), Port("y_c")),
                attrs=_COMMON_ATTRS + (AttrSpec("input_forget", VT.VT_INT, 0),),
                infer=infer_recurrent, kernel=kernel_recurrent("CommonLSTM"), family=FAMILY,
@@ -314,6 +316,3 @@ register(OpDef("CommonRNN", kernel_gen="recurrent", inputs=_INPUTS,
                outputs=(Port("y"), Port("y_h")), attrs=_COMMON_ATTRS,
                infer=infer_recurrent, kernel=kernel_recurrent("CommonRNN"), family=FAMILY,
                doc="one simple RNN layer, ONNX semantics (ours: CANN has no ONNX RNN plugin)"))
-
-__all__ = ["CELLS", "DIRECTIONS", "ACTIVATION_ARGS", "RecurrentSpec", "activation_list",
-           "check_attrs", "spec_of", "apply_activation", "check_lengths"]
