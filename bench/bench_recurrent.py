@@ -16,14 +16,14 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
-import statistics  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
-import time  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
+
+from bench.bench_runtime import _median_ms  # noqa: E402  (one timing rule for the benches)
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 FEATURES = 80
@@ -51,16 +51,6 @@ def stack(op: str, frames: int, hidden: int):
                                                           [frames, 1, FEATURES])],
         [helper.make_tensor_value_info(x, TensorProto.FLOAT, None)], inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
-
-
-def _median_ms(fn, runs: int) -> float:
-    fn()
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
 
 
 def bench(op: str, frames: int, hidden: int, runs: int) -> dict:
