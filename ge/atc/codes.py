@@ -224,6 +224,12 @@ CODES: tuple[Code, ...] = (
     Code("EP0115", "Kernel_Cache_Check_Failed", "Kernel cache {path} failed the check: {reason}.",
          solution="Run python3 -m ge.compiler.cache verify --fix to remove bad entries; fix "
                   "the permissions of what cannot be read.", ours=True),
+    Code("EP0130", "Invalid_Recurrent_Op",
+         "Recurrent op {opname} ({optype}) is invalid: {reason}.",
+         cause="The attributes of an LSTM / GRU / RNN layer, the shapes of its inputs or its "
+               "constant sequence lengths do not fit together.",
+         solution="Fix the layer in the source model (hidden_size, direction, activations, "
+                  "W/R/B/initial state shapes, sequence_lens).", ours=True),
     Code("EP0301", "Om_Write_Error", "Cannot build the OM. Reason: {reason}.", ours=True),
     Code("EP0401", "Runtime_Target_Mismatch",
          "The OM {file} was not built for this host ({host}): {reason}.",
