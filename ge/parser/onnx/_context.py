@@ -60,6 +60,22 @@ def _expand(ports: tuple, count: int, ir_type: str, what: str) -> list[str]:
     return names
 
 
+def _kind(value) -> str:
+    if isinstance(value, list):
+        return "a list"
+    return {int: "an int", float: "a float", str: "a string"}.get(type(value),
+                                                                  type(value).__name__)
+
+
+def _fits(value, default) -> bool:
+    """Whether an attribute value has the kind its default stands for (a float takes ints)."""
+    if isinstance(default, float):
+        return isinstance(value, (int, float))
+    if isinstance(default, (int, str, list)):
+        return isinstance(value, type(default))
+    return True
+
+
 def port_names(ir_type: str, n_in: int, n_out: int, op_name: str = "") -> tuple[list, list]:
     opdef = registry.get(ir_type)
     if opdef is None:
@@ -92,6 +108,8 @@ class NodeCtx:
         return any(a.name == name for a in self.proto.attribute)
 
     def attr(self, name: str, default=None):
+        """The attribute's value, or `default` when absent; a value of another kind than the
+        default (a list for an int, a float for an int, ...) is refused naming the attribute."""
         for a in self.proto.attribute:
             if a.name == name:
                 value = helper.get_attribute_value(a)
@@ -99,11 +117,16 @@ class NodeCtx:
                     value = value.decode("utf-8")
                 elif isinstance(value, list) and value and isinstance(value[0], bytes):
                     value = [v.decode("utf-8") for v in value]
+                if not _fits(value, default):
+                    refuse(f"attribute {name} is {_kind(value)}, {_kind(default)} expected")
                 return value
         return default
 
     def ints(self, name: str, default=None) -> Optional[list]:
         value = self.attr(name, default)
+        if value is not None and not (isinstance(value, list) and
+                                      all(isinstance(v, int) for v in value)):
+            refuse(f"attribute {name} is {_kind(value)}, a list of ints expected")
         return None if value is None else [int(v) for v in value]
 
     def input(self, i: int) -> Optional[Edge]:
