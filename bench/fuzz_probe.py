@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Dict, List
@@ -154,6 +155,10 @@ def main() -> int:
     print(f"seed {args.seed}, {sum(len(v) for v in rows.values())} runs in "
           f"{time.monotonic() - start:.0f} s ({args.jobs} jobs)\n")
     print(table(rows))
+    print()
+    for name, verdicts in rows.items():
+        codes = Counter(v.code or f"exit {v.rc}" for v in verdicts)
+        print(f"{name}: " + ", ".join(f"{c} x{n}" for c, n in codes.most_common()))
     faulty = [v for verdicts in rows.values() for v in verdicts if v.faults]
     for verdict in faulty:
         print(verdict.describe(args.seed))

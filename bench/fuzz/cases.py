@@ -369,10 +369,23 @@ _FILE_FLAGS = {
 OUTPUT_FLAGS = ("output", "json", "check_report", "debug_dir", "op_compiler_cache_dir")
 _FILES = ("model.onnx", "model.om", *sorted(MATERIALS), "missing.json", "dir/", "")
 _OUTPUTS = ("out", "keep", "model", "dir", "dir/out", "missing/out", "", "out.om", "o" * 300,
-            "sp ace", "ü", "-dash", "a=b")
+            "sp ace", "ü", "-dash", "a=b", "keep.om", "raw.json", "model.onnx")
 _STRINGS = ("", " ", "0", "1", "-1", "2", "true", "false", "x", "a:b;c:d", "x:1,2,4,4",
             "x:-1,2,4,4", "x:1~2,2,4,4", "y:0:FP16", "relu:0", "é✓", "\u202e", "a\tb", "a\nb",
             "'\"`$(x)", "*", "%s%n", "9" * 30, "x" * 5000, "\udcff", "ALL:off")
+# Values that mean something for small_model() (input x, nodes conv ... softmax).
+_HINTS = {
+    "input_shape": ("x:1,2,4,4", "x:2,2,4,4", "x:-1,2,4,4", "y:1", "x:1,2,4", "x:0,2,4,4",
+                    "x:1,2,4,4;x:1,2,4,4", "x:1,2,4,4;"),
+    "out_nodes": ("relu:0", "conv:0;relu:0", "softmax:0", "nothing:0", "relu:9", "relu",
+                  "relu:0;relu:0"),
+    "output_type": ("FP16", "FP32", "INT8", "UINT8", "softmax:0:FP16", "HIF8", "bogus:0:FP16"),
+    "input_format": ("NCHW", "NHWC", "ND", "NC1HWC0", "XYZ"),
+    "input_fp16_nodes": ("x", "y", "x;x"),
+    "optimization_switch": ("ALL:off", "NoSuchPass:on", "x", "a:b:c"),
+    "soc_version": (SOC, "Ascend310", "Ascend910B1", "bogus", "ascend310p3"),
+    "op_precision_mode": ("empty.txt", "binary.bin"),
+}
 _INTS = ("0", "1", "-1", "2147483648", "99999999999999999999", "0x10", "1e3", " 1", "", "abc")
 _BOOLS = ("true", "false", "1", "0", "", "yes", "TRUE")
 
@@ -390,7 +403,7 @@ _BASE_WEIGHTS = (12, 2, 1, 2, 1, 1)
 
 def _check_tables() -> None:
     from ge.atc.flags import BY_NAME
-    stale = (set(_FILE_FLAGS) | set(OUTPUT_FLAGS)) - set(BY_NAME)
+    stale = (set(_FILE_FLAGS) | set(OUTPUT_FLAGS) | set(_HINTS)) - set(BY_NAME)
     assert not stale, f"flags no longer in ge/atc/flags.py: {sorted(stale)}"
 
 
@@ -400,6 +413,8 @@ def _value(flag, rng: random.Random) -> str:
         return _FILE_FLAGS[flag.name] if rng.random() < 0.4 else rng.choice(_FILES)
     if flag.name in OUTPUT_FLAGS:
         return rng.choice(_OUTPUTS)
+    if flag.name in _HINTS and rng.random() < 0.6:
+        return rng.choice(_HINTS[flag.name])
     if flag.choices and rng.random() < 0.6:
         return rng.choice(flag.choices)
     if flag.choices and rng.random() < 0.5:

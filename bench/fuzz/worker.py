@@ -78,7 +78,7 @@ def _runtime_outcome(verdict: Verdict, path: Path, inputs) -> Optional[list]:
     try:
         return _run_om(path, inputs)
     except GeError as e:
-        verdict.rc, verdict.code = 255, e.code
+        verdict.rc, verdict.code, verdict.note = 255, e.code, e.message[:200]
         if e.code in INTERNAL_CODES:
             verdict.fault("internal", e.message[:300])
     except Exception as e:        # python3 -m ge.runtime shows this as E19999
@@ -142,7 +142,7 @@ class ModelCases:
         probe = Verdict(verdict.category, verdict.index)
         if _runtime_outcome(probe, work / "out.om", None) is None:
             verdict.fault("other", f"ATC wrote an OM that the runtime refuses: {probe.code} "
-                                   f"{'; '.join(probe.faults)}")
+                                   f"{probe.note} {'; '.join(probe.faults)}")
 
 
 class FlagCases:
