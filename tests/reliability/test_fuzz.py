@@ -113,11 +113,14 @@ def _in_process(atc_main, index: int, cwd: Path) -> Verdict:
         result = atc_main(*args, cwd=cwd)
         return result.rc, result.text
     try:
-        with time_limit(LIMIT_S):
-            return atc_case(verdict, args, cwd, run, OUTPUT_FLAGS)
-    except BaseException as exc:         # Overtime, or anything main_impl let escape
-        verdict.fault("hang" if type(exc).__name__ == "Overtime" else "traceback", repr(exc))
-        return verdict
+        with time_limit(LIMIT_S) as limit:
+            atc_case(verdict, args, cwd, run, OUTPUT_FLAGS)
+    except KeyboardInterrupt:                 # the limit struck outside main_impl
+        if not limit["expired"]:
+            raise
+    if limit["expired"]:
+        verdict.fault("hang", f"still running after {LIMIT_S}s")
+    return verdict
 
 
 def test_flag_lines_in_process(atc_main, materials, tmp_path):
