@@ -101,6 +101,22 @@ def test_duplicate_node_names():
     assert code_of(parse_onnx, m).code == "E13009"
 
 
+@pytest.mark.parametrize("op, attrs, named, kind", [
+    ("Softmax", {"axis": [0]}, "axis", "a list of ints, an int expected"),
+    ("Softmax", {"axis": 1.5}, "axis", "a float, an int expected"),
+    ("MaxPool", {"kernel_shape": [2, 2], "strides": 1}, "strides",
+     "an int, a list of ints expected"),
+    ("MaxPool", {"kernel_shape": [2.0, 2.0]}, "kernel_shape",
+     "a list of floats, a list of ints expected"),
+    ("LeakyRelu", {"alpha": "x"}, "alpha", "a string, a float expected"),
+])
+def test_attribute_of_the_wrong_kind(op, attrs, named, kind):
+    """Found by the fuzz probe (bench/fuzz_probe.py): these ended in E19999."""
+    err = code_of(parse_onnx, single(op, **attrs))
+    assert err.code == "E11010" and "n0" in err.message
+    assert f"attribute {named} is {kind}" in err.message
+
+
 # -- unsupported ops and opsets ----------------------------------------------------------------
 
 def test_every_unsupported_node_in_one_report():

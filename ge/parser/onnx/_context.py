@@ -60,11 +60,17 @@ def _expand(ports: tuple, count: int, ir_type: str, what: str) -> list[str]:
     return names
 
 
+_KIND_NAMES = {int: ("an int", "ints"), float: ("a float", "floats"), str: ("a string", "strings")}
+
+
 def _kind(value) -> str:
+    """What an attribute value is, in words: "an int", "a list of floats", ..."""
     if isinstance(value, list):
-        return "a list"
-    return {int: "an int", float: "a float", str: "a string"}.get(type(value),
-                                                                  type(value).__name__)
+        kinds = {type(v) for v in value}
+        if len(kinds) != 1:
+            return "an empty list" if not value else "a list"
+        return f"a list of {_KIND_NAMES.get(kinds.pop(), ('', 'values'))[1]}"
+    return _KIND_NAMES.get(type(value), (type(value).__name__,))[0]
 
 
 def _fits(value, default) -> bool:
