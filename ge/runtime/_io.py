@@ -18,7 +18,7 @@ from ge.fsutil import publish
 from ._errors import BAD_INPUT, FILE_OPEN
 from ._plan import TensorSpec
 
-__all__ = ["read_input", "write_outputs", "OUTPUT_FORMATS"]
+__all__ = ["read_input", "write_outputs", "load_npy", "OUTPUT_FORMATS"]
 
 OUTPUT_FORMATS = ("NPY", "BIN", "TXT")
 
@@ -41,12 +41,18 @@ def read_input(path: str, spec: TensorSpec) -> np.ndarray:
     return data.reshape(spec.shape)
 
 
-def _read_npy(path: str, spec: TensorSpec) -> np.ndarray:
+def load_npy(path: str, mmap_mode=None, what: str = "") -> np.ndarray:
+    """np.load without pickles.  numpy's header parser meets a damaged file with ValueError,
+    SyntaxError, TypeError, tokenize.TokenError, ... : each is EP0403 naming the file."""
     try:
-        arr = np.load(path, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError, EOFError) as e:
-        raise GeError(BAD_INPUT, {"reason": f"input file {path} is not a valid .npy file: "
-                                            f"{e}"}) from None
+        return np.load(path, mmap_mode=mmap_mode, allow_pickle=False)
+    except Exception as e:         # noqa: BLE001 - every fault of the file's bytes
+        raise GeError(BAD_INPUT, {"reason": f"{what}{path} is not a valid .npy file: "
+                                            f"{type(e).__name__}: {e}"}) from None
+
+
+def _read_npy(path: str, spec: TensorSpec) -> np.ndarray:
+    arr = load_npy(path, "r", "input file ")
     if not isinstance(arr, np.ndarray):
         raise GeError(BAD_INPUT, {"reason": f"input file {path} holds no array"})
     if arr.dtype != spec.dtype or tuple(arr.shape) != tuple(spec.shape):

@@ -41,10 +41,8 @@ def load_value(path: str) -> np.ndarray:
             raise GeError(BAD_INPUT, {"reason": f"{path} is not a serialized ONNX "
                                                 f"TensorProto: {e}"}) from None
         return numpy_helper.to_array(tensor)
-    try:
-        return np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as e:
-        raise GeError(BAD_INPUT, {"reason": f"{path} is not a valid .npy file: {e}"}) from None
+    from ._io import load_npy
+    return load_npy(path)
 
 
 def parse_freeze_option(text: str) -> dict:

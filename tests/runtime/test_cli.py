@@ -79,6 +79,18 @@ def test_bad_command_lines_exit_255_with_a_code(files, capsys, argv, code):
     assert err.startswith(f"[ERROR] {code}:"), err
 
 
+@pytest.mark.parametrize("old, new", [(b"}", b"("), (b"False", b"Fal e")])
+def test_a_damaged_npy_header_is_coded(files, capsys, old, new):
+    """Found by the fuzzing of issue #19: numpy's header parser meets some damaged headers with
+    tokenize.TokenError, SyntaxError or TypeError (they ended in E19999); all are EP0403."""
+    tmp, _, om = files
+    bad = tmp / f"damaged_{len(new)}.npy"
+    bad.write_bytes((tmp / "x.npy").read_bytes().replace(old, new, 1))
+    rc, _, err = _run(run_main, ["--model", om, "--input", f"{bad},{tmp}/y.npy"], capsys)
+    assert rc == 255
+    assert err.startswith("[ERROR] EP0403:") and str(bad) in err and "not a valid .npy" in err
+
+
 def test_help(capsys):
     rc, out, _ = _run(run_main, ["--help"], capsys)
     assert rc == 0 and "--model" in out and "--outfmt" in out
