@@ -5,11 +5,13 @@ writable by group or others is refused), writes a default `op_cache.ini` when no
 removes temporaries of dead processes and ages the directory once.  `get(name)` returns verified
 bytes or None (a corrupt entry is reported with a W-code, removed and counted); `put()` publishes
 all or nothing.  A file-system fault (full, read-only, not a directory) is a WP0113 warning and
-the compile goes on without the cache.  The cache knows no ops: names and metadata come from
+the compile goes on without the cache.  Remote stores (remote.py) sit behind it: a local miss
+is read through from them and published here, a new entry is written back to them.  The cache knows no ops: names and metadata come from
 ge.compiler.opcompile.
 
 Submodules, ccache style: settings (what the user asked for), key (what identifies a binary),
-store (lookup / publish / remove), evict (aging); temporaries and the test-only fault points
+store (lookup / publish / remove), evict (aging), remote (shared stores: remote_entry,
+remote_redis, remote_http, remote_cli); temporaries and the test-only fault points
 of publish are ge.fsutil's.
 """
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ge.fsutil import os_reason, sweep, temp_name
 from . import settings as _settings
 from .evict import evict
 from .key import kernel_key, kernel_name, key_material
+from .remote import RemoteCache
 from .settings import CacheSettings, resolve
 from .store import clean_stale, lookup, publish, remove_entry
 
@@ -47,6 +50,15 @@ class CacheStats:
     published: int = 0
     bypassed: int = 0
     stale_cleaned: int = 0
+    remote_hits: int = 0            # remote.RemoteCache's counts (docs/cache.md "Statistics")
+    remote_misses: int = 0
+    remote_errors: int = 0
+    remote_refused: int = 0
+    remote_published: int = 0
+    remote_bytes_read: int = 0
+    remote_bytes_written: int = 0
+    remote_seconds: float = 0.0
+    remote: str = ""                # the stores in use, passwords masked
     evicted_names: list = field(default_factory=list)
 
     def as_dict(self) -> dict:
@@ -98,6 +110,7 @@ class KernelCache:
         self.stats = CacheStats()
         self.writable = True
         self.faulted = False
+        self.remote: Optional[RemoteCache] = None
 
     def _fault(self, exc: OSError, fallback: str, where: str = "") -> None:
         where = where or exc.filename or self.dir
@@ -122,7 +135,13 @@ class KernelCache:
             cache._housekeeping(age)
         except OSError as exc:
             cache._fault(exc, "the cache is used but not cleaned or aged in this compile")
+        if settings.remote:
+            cache.remote = RemoteCache.open(settings.remote, settings.remote_source, cache.stats)
         return cache
+
+    def close(self) -> None:
+        if self.remote is not None:
+            self.remote.close()
 
     def _housekeeping(self, age: bool) -> None:
         """The default op_cache.ini, temporaries of dead processes, aging."""
@@ -140,7 +159,8 @@ class KernelCache:
                          len(result.removed), result.used_before, result.used_after)
 
     def get(self, name: str):
-        """Verified (binary, meta) of a hit, or None.  A corrupt entry is removed and warned."""
+        """Verified (binary, meta) of a local hit, else of a remote one (then published here),
+        or None.  A corrupt local entry is removed and warned."""
         found = lookup(self.dir, name, refresh=self.settings.aging)
         if found.status == "hit":
             self.stats.hits += 1
@@ -151,9 +171,19 @@ class KernelCache:
             warn(WARN_CORRUPT, {"entry": os.path.join(self.dir, name), "reason": found.reason})
             if found.inode != -1:
                 remove_entry(self.dir, name, found.inode)
-        return None
+        fetched = self.remote.get(name) if self.remote is not None else None
+        if fetched is not None:
+            self._publish(name, *fetched)
+        return fetched
 
     def put(self, name: str, binary: bytes, meta: dict, replace: bool = False) -> str:
+        """Publish here (see _publish) and write back to the remote stores."""
+        status = self._publish(name, binary, meta, replace)
+        if self.remote is not None:
+            self.remote.put(name, binary, meta)
+        return status
+
+    def _publish(self, name: str, binary: bytes, meta: dict, replace: bool = False) -> str:
         """"published", "replaced", "exists", or "skipped" once a publish of this compile
         failed (the kernel is used all the same)."""
         if not self.writable:

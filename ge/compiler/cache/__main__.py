@@ -5,6 +5,8 @@ verify  check every entry (JSON readable, binary present, sizes and sha256 match
         not writable by group or others); one EP0115 line per bad entry, exit 1 if any
         (with --fix, bad entries are removed)
 clean   remove stale temporaries, then age the cache as a compile would (--all: every entry)
+push    send the sound local entries to the remote stores (remote_cli.py)
+verify --remote / stats --remote [STORES]   the same for the remote stores
 
 D is the cache root (default: ASCEND_CACHE_PATH, else $HOME/atc_data), as for
 --op_compiler_cache_dir.  This is a command line: it prints, and exits with a status.
@@ -21,6 +23,7 @@ from ge.errors import GeError
 from . import settings as cfg
 from .evict import evict, used_bytes
 from .store import clean_stale, list_entries, lookup, remove_entry
+from . import remote_cli
 
 CHECK_FAILED = "EP0115"
 
@@ -102,18 +105,23 @@ def cmd_clean(root: str, soc: str, every: bool, dry_run: bool) -> int:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m ge.compiler.cache")
-    parser.add_argument("command", choices=("stats", "verify", "clean"))
+    parser.add_argument("command", choices=("stats", "verify", "clean", "push"))
     parser.add_argument("--dir", default="", help="cache root (as --op_compiler_cache_dir)")
     parser.add_argument("--soc", default="", help="only this SoC directory")
     parser.add_argument("--fix", action="store_true", help="verify: remove corrupt entries")
     parser.add_argument("--all", action="store_true", help="clean: remove every entry")
     parser.add_argument("--dry-run", action="store_true", help="clean: only report")
+    parser.add_argument("--remote", nargs="?", const="", default=None, metavar="STORES",
+                        help="verify/stats the remote stores (default: the configured ones)")
     args = parser.parse_args(argv)
     try:
         root = cfg.cache_root({cfg.OPT_DIR: args.dir}, os.environ)
     except GeError as exc:
         print(exc, file=sys.stderr)
         return 2
+    if args.command == "push" or args.remote is not None:
+        return remote_cli.main(args.command, root, _soc_dirs(root, args.soc), args.remote or "",
+                               args.fix)
     try:
         if args.command == "stats":
             return cmd_stats(root, args.soc)
