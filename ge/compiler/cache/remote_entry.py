@@ -39,6 +39,12 @@ class Refused(Exception):
 class StoreFault(Exception):
     """A store that cannot be used right now (down, slow, full, broken answer); says why."""
 
+    @classmethod
+    def of(cls, exc: Exception, doing: str = "") -> "StoreFault":
+        """The fault an exception of a client library stands for."""
+        text = str(exc).strip().rstrip(".")
+        return cls(f"{doing}{': ' if doing else ''}{type(exc).__name__}: {text}")
+
 
 def _tag(key: bytes, name: str, body: bytes) -> bytes:
     return hmac.new(key, f"{FORMAT}\0{name}\0".encode() + body, hashlib.sha256).digest()

@@ -74,10 +74,10 @@ class HttpStore:
                 self.close()
                 if reused and attempt == 1:
                     continue
-                raise StoreFault(f"{method} {path}: {type(exc).__name__}: {exc}") from None
+                raise StoreFault.of(exc, f"{method} {path}") from None
             except (OSError, http.client.HTTPException, ValueError) as exc:
                 self.close()
-                raise StoreFault(f"{method} {path}: {type(exc).__name__}: {exc}") from None
+                raise StoreFault.of(exc, f"{method} {path}") from None
             except StoreFault:
                 self.close()
                 raise

@@ -54,7 +54,7 @@ class RedisStore:
         try:
             return getattr(self.client, method)(*args)
         except self.errors as exc:
-            raise StoreFault(f"{type(exc).__name__}: {exc}") from None
+            raise StoreFault.of(exc) from None
 
     def get(self, name: str) -> Optional[bytes]:
         blob = self._call("get", PREFIX + name)
@@ -73,7 +73,7 @@ class RedisStore:
         try:
             return sorted(k.decode("utf-8", "replace")[len(PREFIX):] for k in keys)
         except self.errors as exc:          # scan_iter talks to the server as it is iterated
-            raise StoreFault(f"{type(exc).__name__}: {exc}") from None
+            raise StoreFault.of(exc) from None
 
     def usage(self) -> dict:
         """Entries and their bytes; the server's memory figures when the user may see them."""
@@ -84,7 +84,7 @@ class RedisStore:
         try:
             sizes = pipe.execute()
         except self.errors as exc:
-            raise StoreFault(f"{type(exc).__name__}: {exc}") from None
+            raise StoreFault.of(exc) from None
         try:
             info = self._call("info", "memory")
         except StoreFault:
