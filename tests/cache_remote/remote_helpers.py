@@ -16,7 +16,7 @@ from e2e_helpers import SOC, Result  # noqa: E402
 
 # the reference compiles (conftest.reference): ResNet-50 (ci) and three small models
 REFERENCE_MODELS = ("resnet50", "small", "small6", "tiny")
-KEY = b"test signing key, 32 bytes long!"
+KEY = b"test signing key, 32 bytes long!"      # what Servers.key_file holds
 ACL_USERS = ("user ci on >ci-pass ~pyatc:v1:* +get +set +del +scan +strlen +info +select",
              "user reader on >rd-pass ~pyatc:v1:* +get +scan +strlen +select")
 
