@@ -12,10 +12,11 @@ stats   entries and bytes of every store (and Redis's memory figures), as JSON
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 
-from ge.errors import GeError
+from ge.errors import GeError, take_warnings
 from . import settings as cfg
 from .key import ENTRY_NAME
 from .remote import open_stores
@@ -41,7 +42,10 @@ def _stores(root: str, text: str) -> list:
         _error("(none)", f"no remote storage is configured: set {cfg.INI_REMOTE} in "
                          f"{cfg.ini_path_for(root)} or {cfg.ENV_REMOTE}, or pass --remote")
         return []
-    return open_stores(text, source)
+    stores = open_stores(text, source)
+    for warning in take_warnings():     # printed here, once (not by logging's last resort)
+        print(warning, file=sys.stderr)
+    return stores
 
 
 def cmd_push(soc_dirs: list, stores: list) -> int:
@@ -124,6 +128,7 @@ def cmd_stats(stores: list) -> int:
 
 
 def main(command: str, root: str, soc_dirs: list, text: str, fix: bool) -> int:
+    logging.getLogger("ge").addHandler(logging.NullHandler())
     if command == "clean":
         _error(text or "(configured)", "clean works on the local cache only; a remote store "
                                        "ages by its server's own rules (Redis maxmemory-policy)")
