@@ -112,3 +112,18 @@ def test_setting_sources_and_precedence(inproc, servers, reference, tmp_path):
         f"[op_compiler_cache]\nremote_storage={down}\n")
     _second_machine(inproc, servers, reference, tmp_path / "raw", None, model="tiny",
                     flags=("--raw_ge_options=raw.json",), env=env)
+
+
+def test_offline_compile_option(servers, reference, models, tmp_path, monkeypatch):
+    """ge.offline_compile takes ge.op_compiler_remote_cache like any GE option: a graph parsed
+    from the tiny model hits remotely for every kernel."""
+    import onnx
+    from ge.offline_compile import build_model
+    from ge.parser.onnx import parse_onnx
+    monkeypatch.setenv("PYATC_REMOTE_CACHE_KEY_FILE", str(servers.key_file))
+    graph = parse_onnx(onnx.load(str(models["tiny"])), {})
+    model = build_model(graph, {"ge.socVersion": "Ascend310P3",
+                                "ge.op_compiler_cache_dir": str(tmp_path / "cache"),
+                                "ge.op_compiler_remote_cache": servers.redis.url(1)})
+    stats = model.context.kernels.stats
+    assert stats["remote_hits"] == stats["kernels"] == reference["tiny"][1]["kernels"], stats
