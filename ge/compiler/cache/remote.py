@@ -124,7 +124,6 @@ class Store:
     backend: object
     readable: bool = True
     writable: bool = True
-    warned: bool = False
     refusals: int = 0
 
 
@@ -170,15 +169,12 @@ class RemoteCache:
                                           3)
 
     def _fault(self, store: Store, exc: StoreFault, doing: str) -> None:
-        """A store that failed once is not asked again in this compile: a down or slow one
-        would cost a timeout per kernel."""
+        """A store that failed once is not asked again in this compile (a down or slow one
+        would cost a timeout per kernel), so this is its one warning."""
         store.readable = store.writable = False
         self.stats.remote_errors += 1
-        log.info("remote kernel cache %s failed while %s: %s", store.spec.display, doing, exc)
-        if not store.warned:
-            store.warned = True
-            warn(WARN_FAULT, {"store": store.spec.display, "reason": f"{doing}: {exc}",
-                              "fallback": "it is not used for the rest of this compile"})
+        warn(WARN_FAULT, {"store": store.spec.display, "reason": f"{doing}: {exc}",
+                          "fallback": "it is not used for the rest of this compile"})
 
     def _refuse(self, store: Store, name: str, reason: str) -> None:
         self.stats.remote_refused += 1
