@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 import logging
 import os
-import sys
 
+from ge import stdio
 from ge.errors import GeError, take_warnings
 from . import settings as cfg
 from .key import ENTRY_NAME
@@ -29,8 +29,13 @@ CHECK_FAILED = "EP0115"
 REMOTE_ERROR = "EP0120"
 
 
+def _say(text: str) -> None:
+    """A report line: the command's product (EP0006 when stdout cannot take it)."""
+    stdio.write_product("stdout", text + "\n")
+
+
 def _error(store: str, reason: str) -> None:
-    print(GeError(REMOTE_ERROR, {"store": store, "reason": reason}), file=sys.stderr)
+    stdio.write("stderr", f"{GeError(REMOTE_ERROR, {'store': store, 'reason': reason})}\n")
 
 
 def _stores(root: str, text: str) -> list:
@@ -44,7 +49,7 @@ def _stores(root: str, text: str) -> list:
         return []
     stores = open_stores(text, source)
     for warning in take_warnings():     # printed here, once (not by logging's last resort)
-        print(warning, file=sys.stderr)
+        stdio.write("stderr", f"{warning}\n")
     return stores
 
 
@@ -58,7 +63,7 @@ def cmd_push(soc_dirs: list, stores: list) -> int:
     status = 0
     for store in stores:
         if not store.writable:
-            print(f"{store.spec.display}: read-only, skipped")
+            _say(f"{store.spec.display}: read-only, skipped")
             continue
         try:
             for name, binary, meta in local:
@@ -67,7 +72,7 @@ def cmd_push(soc_dirs: list, stores: list) -> int:
             _error(store.spec.display, str(exc))
             status = 1
             continue
-        print(f"{store.spec.display}: pushed {len(local)} entries")
+        _say(f"{store.spec.display}: pushed {len(local)} entries")
     return status
 
 
@@ -97,7 +102,7 @@ def cmd_verify(stores: list, fix: bool) -> int:
                 if not reason:
                     continue
                 bad += 1
-                print(GeError(CHECK_FAILED, {"path": f"{shown} {name}", "reason": reason}))
+                _say(str(GeError(CHECK_FAILED, {"path": f"{shown} {name}", "reason": reason})))
                 if fix:
                     if store.writable:
                         store.backend.delete(name)
@@ -108,7 +113,7 @@ def cmd_verify(stores: list, fix: bool) -> int:
             status = 2
             continue
         unfixed = f", {kept} not removed (read-only)" if fix and kept else ""
-        print(f"{shown}: verified {len(names)} entries, {bad} bad{unfixed}")
+        _say(f"{shown}: verified {len(names)} entries, {bad} bad{unfixed}")
         if bad and (not fix or kept):
             status = max(status, 1)
     return status
@@ -123,7 +128,7 @@ def cmd_stats(stores: list) -> int:
         except StoreFault as exc:
             _error(store.spec.display, str(exc))
             status = 1
-    print(json.dumps({"stores": report}, indent=2, sort_keys=True))
+    _say(json.dumps({"stores": report}, indent=2, sort_keys=True))
     return status
 
 
