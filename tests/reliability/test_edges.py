@@ -105,7 +105,7 @@ def test_a_non_utf8_fusion_switch_file_is_e10001(atc_main, tmp_path):
     (tmp_path / "switch.cfg").write_bytes(b"\xff\xfe{}")
     run = atc_main(*ARGS, f"--model={_relu(tmp_path / 'm.onnx')}",
                    f"--fusion_switch_file={tmp_path / 'switch.cfg'}", cwd=tmp_path)
-    _refused(run, tmp_path, "E10001", "--fusion_switch_file", "it is not utf-8 text (byte 0xff "
+    _refused(run, tmp_path, "E10001", "--fusion_switch_file", "it is not UTF-8 text (byte 0xff "
              "at offset 0)")
 
 
