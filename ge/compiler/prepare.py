@@ -10,7 +10,7 @@ from ge.graph.attr_names import ATTR_PARENT_INDEX
 from ge import ops
 from ge.ops import Role
 from ge.errors import GeError
-from ge.graph import Graph, Node
+from ge.graph import DATA_TYPES, Graph, Node
 from ge.graph.types import from_numpy_dtype, to_numpy_dtype
 
 from .formats import insert_layout_transposes
@@ -44,7 +44,7 @@ def infer_shapes(graph: Graph) -> None:
     consumers; the graph itself is not changed (folding is `fold_constants`)."""
     values: dict = {}
     for node in graph.topo_order():
-        if node.type == "Data":
+        if node.type in DATA_TYPES:
             _sync_data(graph, node)
             continue
         opdef = ops.get(node.type)

@@ -26,7 +26,8 @@ import struct
 
 import numpy as np
 
-from ._common import VT, AttrSpec, DT, OpDef, Port, register, shape_of
+from ._common import VT, AttrSpec, DT, OpDef, Port, Role, register, shape_of
+from .structural import infer_data
 
 FAMILY = "aipp"
 __all__ = ["SOURCE_CHANNELS", "YUV_INPUTS", "image_rows", "static_params", "dynamic_params",
@@ -210,7 +211,7 @@ def kernel_aipp(ins, attrs):
 def infer_aipp(ctx):
     shape = tuple(int(d) for d in ctx.attrs["output_shape"])
     images = shape_of(ctx, 0)
-    if images is not None and len(shape) == 4 and images and images[0] > 0:
+    if images is not None and len(shape) == 4 and len(images) == 4 and images[0] > 0:
         shape = (images[0],) + shape[1:]
     return [(shape, DT(int(ctx.attrs["output_dtype"])))]
 
@@ -224,3 +225,6 @@ register(OpDef("Aipp", inputs=(Port("images"), Port("params", "optional")),
                infer=infer_aipp, kernel=kernel_aipp, kernel_gen="aipp", family=FAMILY,
                doc="AIPP image pre-processing (--insert_op_conf): swap, crop, colour-space "
                    "conversion, normalisation, padding; `params` = dynamic AIPP buffer"))
+register(OpDef("AippData", role=Role.DATA, inputs=(Port("x"),), outputs=(Port("y"),),
+               attrs=(AttrSpec("index", VT.VT_INT, 0),), infer=infer_data, family=FAMILY,
+               doc="Graph input of the dynamic AIPP parameter buffer (uint8, kAippDynamicPara)"))
