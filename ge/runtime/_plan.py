@@ -50,6 +50,7 @@ class TensorSpec:
     shape: tuple
     dtype: np.dtype
     index: int
+    aipp: str = ""      # _data_related_aipp_mode of an input that takes an AIPP image
 
     @property
     def nbytes(self) -> int:
@@ -219,7 +220,8 @@ def _graph_plan(gd, spaces: _Spaces, tasks: dict, graph_index: int, source: str,
                 raise GeError(BAD_PLAN, {"file": source,
                                          "reason": f"Data {op.name} has no output address"})
             view = spaces.view(op.output_i[0], op.output_desc[0], f"input {op.name}", True)
-            spec = TensorSpec(op.name, view.shape, view.dtype, int(_attr(op, "index", 0)))
+            spec = TensorSpec(op.name, view.shape, view.dtype, int(_attr(op, "index", 0)),
+                              str(_attr(op, "_data_related_aipp_mode", "")))
             plan.data.append((spec, view, _attr(op, ATTR_PARENT_INDEX)))
             continue
         inputs = _bind_inputs(op, spaces, what, source)

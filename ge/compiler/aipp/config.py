@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+import numpy as np
+
 from ge.errors import GeError
 from ge.graph.types import AttrValueType as VT
 from ge.proto.insert_op import AIPP_FIELDS, ParseError, parse_text
@@ -108,7 +110,9 @@ class AippConfig:
                  else ["max_src_image_size"])
         for name in names:
             value = self.input_format if name == "input_format" else self.value(name)
-            if value and not (isinstance(value, float) and abs(value) < 1e-6):
+            if isinstance(value, float):  # float32 fields, printed as float32 (shortest)
+                value = float(str(np.float32(value))) if abs(value) >= 1e-6 else 0
+            if value:
                 out[name] = value
         return json.dumps(out, sort_keys=True, separators=(",", ":"))
 

@@ -178,4 +178,5 @@ def insert_aipp(graph: Graph, options: dict) -> int:
     fp16_inputs = {n for n in options.get("ge.INPUT_NODES_SET_FP16", "").split(";") if n}
     for config in configs:
         _insert_one(graph, config, fp16_inputs)
+    graph.sort()  # GE sorts the graph topologically after inserting the AIPP ops
     return len(configs)
