@@ -98,15 +98,15 @@ def decode_bt709(nv12: np.ndarray, narrow: bool) -> np.ndarray:
     return np.clip(np.stack([r, g, b], -1) * 255, 0, 255)
 
 
-def conv_model(name: str, channels: int = 3) -> onnx.ModelProto:
-    """img [1, C, 16, 16] -> Conv 3x3 (4 filters) -> y."""
+def conv_model(name: str, channels: int = 3, h: int = H, w: int = W) -> onnx.ModelProto:
+    """img [1, C, h, w] -> Conv 3x3 (4 filters) -> y."""
     rng = np.random.default_rng(1)
     weight = numpy_helper.from_array(
         rng.standard_normal((4, channels, 3, 3)).astype(np.float32), "w")
     graph = helper.make_graph(
         [helper.make_node("Conv", ["img", "w"], ["y"], pads=[1, 1, 1, 1])], name,
-        [helper.make_tensor_value_info("img", TensorProto.FLOAT, [1, channels, H, W])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, H, W])], [weight])
+        [helper.make_tensor_value_info("img", TensorProto.FLOAT, [1, channels, h, w])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, h, w])], [weight])
     return _model(graph)
 
 

@@ -12,7 +12,7 @@ from _aipp_images import conv_model, two_input_model
 from _samples import SAMPLE_SOC
 
 MODELS = {"rgb": lambda: conv_model("rgb", 3), "gray": lambda: conv_model("gray", 1),
-          "two": two_input_model}
+          "two": two_input_model, "wide": lambda: conv_model("wide", 3, 2, 1090)}
 PRECISION = "--precision_mode=must_keep_origin_dtype"
 
 

@@ -120,7 +120,8 @@ def _insert_one(graph: Graph, config: AippConfig, fp16_inputs: set) -> None:
     layout = _model_layout(data, config)
     _check_model(config, data, layout)
     model_desc = data.out_desc(0).clone()
-    aipp = graph.add_node("Aipp", f"{data.name}_0_aipp", input_names=["images", "params"],
+    slots = ["images", "params"] if config.mode == "dynamic" else ["images"]
+    aipp = graph.add_node("Aipp", f"{data.name}_0_aipp", input_names=slots,
                           output_names=["features"], origin=data.origin)
     named = config.named_attrs()
     aipp.set_attr_kind(ATTR_AIPP, VT.VT_NAMED_ATTRS, named)
