@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["AippLink", "aipp_links", "reference_features", "mismatch_stage",
+__all__ = ["AippLink", "aipp_links", "aipp_attrs", "reference_features", "mismatch_stage",
            "DYNAMIC_AIPP_MODE"]
 
 DYNAMIC_AIPP_MODE = "dynamic_aipp"   # _data_related_aipp_mode of a dynamic AIPP image input
@@ -44,7 +44,7 @@ def aipp_links(model) -> list:
     return links
 
 
-def _attrs(step) -> dict:
+def aipp_attrs(step) -> dict:
     from ge import ops
     from .model import _resolved
     return _resolved(ops.get("Aipp"), step)
@@ -54,7 +54,7 @@ def reference_features(link: AippLink, inputs: list) -> np.ndarray:
     """The numpy reference's AIPP output for the raw inputs (model input order)."""
     from ge import ops
     raw = [inputs[link.image], None if link.params is None else inputs[link.params]]
-    return ops.get("Aipp").kernel(raw, _attrs(link.step))[0]
+    return ops.get("Aipp").kernel(raw, aipp_attrs(link.step))[0]
 
 
 def mismatch_stage(link: AippLink, ours: np.ndarray, ref: np.ndarray, first_bad: tuple) -> str:
@@ -63,7 +63,7 @@ def mismatch_stage(link: AippLink, ours: np.ndarray, ref: np.ndarray, first_bad:
     constant offset - mean_chn, min_chn - or one constant factor - var_reci_chn); else the
     pixel stages (crop, swaps, colour-space conversion)."""
     from ge.ops.defs.aipp import static_params
-    attrs = _attrs(link.step)
+    attrs = aipp_attrs(link.step)
     nhwc = attrs.get("output_format") == "NHWC"
     shape = list(attrs["output_shape"])
     if len(first_bad) != 4 or len(shape) != 4:

@@ -212,3 +212,34 @@ def test_the_configurations_use_every_field():
     for case in CASES.values():
         used |= {line.split(":")[0].strip() for line in case.config.splitlines() if ":" in line}
     assert {name for name, *_ in AIPP_FIELDS} <= used
+
+
+@pytest.mark.parametrize("field, value, stage", [
+    ("mean_chn_1", 120, "normalisation (mean_chn / min_chn)"),
+    ("var_reci_chn_0", 0.02, "normalisation (var_reci_chn)"),
+    ("matrix_r0c2", 359, "crop / channel swap / colour-space conversion"),
+    ("load_start_pos_w", 6, "crop / channel swap / colour-space conversion"),
+    ("padding_value", -1.0, "padding"),
+])
+def test_a_wrong_parameter_is_reported_with_its_stage(field, value, stage, aipp_om):
+    """The compiled kernel against a reference computed from a configuration with one field
+    changed (what a wrong matrix or mean in the kernel would look like): the comparison fails
+    and names the AIPP stage of that field."""
+    import json
+    from ge import ops
+    from ge.runtime._aipp import aipp_attrs, mismatch_stage
+    from ge.runtime.compare import diff
+    case = CASES["crop_padding_normalise"]
+    model = load(str(aipp_om(case.model, case.config)))
+    inputs = case.inputs()
+    _, seen = model.run(inputs, capture=True)
+    (link,) = aipp_links(model)
+    attrs = aipp_attrs(link.step)
+    config = json.loads(attrs["aipp_config_path"])
+    config[field] = value
+    attrs["aipp_config_path"] = json.dumps(config)
+    wrong = ops.get("Aipp").kernel([inputs[0]], attrs)[0]
+    ours = seen[link.step.name][0]
+    d = diff(link.step.name, "reference", ours, wrong, 1e-4, 1e-5)
+    assert not d.ok
+    assert mismatch_stage(link, ours, wrong, d.first_bad) == stage

@@ -71,6 +71,9 @@ CASES = {
     "channels_mismatch": ("rgb", block(aipp_mode="static", input_format="YUV400_U8"), (),
                           "E10052", ["YUV400_U8", "C = 3"]),
     "fp16_input": ("rgb", block(**RGB), ("--input_fp16_nodes=img",), "E10034", ["img"]),
+    "dynamic_nd_input": ("rgb", block(aipp_mode="dynamic", max_src_image_size=1000),
+                         ("--input_format=ND",), "E13014", ["Value ND of parameter format",
+                                                            "Op img"]),
 }
 
 

@@ -57,6 +57,10 @@ def _model_layout(data, config: AippConfig) -> tuple:
     desc = data.out_desc(0)
     shape, fmt = list(desc.shape), desc.format
     nhwc = fmt == Format.FORMAT_NHWC
+    if config.mode == "dynamic" and fmt not in (Format.FORMAT_NCHW, Format.FORMAT_NHWC):
+        raise GeError("E13014", {"opname": data.name, "parameter": "format",
+                                 "value": fmt.name[len("FORMAT_"):], "reason": "The format must "
+                                 "be NCHW or NHWC in the dynamic AIPP scenario"})
     if len(shape) != 4 or any(d <= 0 for d in shape):
         raise _invalid(f"aipp_op {config.index}: the related input {data.name} has shape "
                        f"{shape}; AIPP needs a static 4-D NCHW or NHWC image input")
