@@ -64,8 +64,10 @@ def static_params(config: dict, out_hw: tuple) -> dict:
     crop_w = crop_w or out_hw[1] - pads[2] - pads[3]
     return {
         "format": g("input_format"), "csc": bool(g("csc_switch", False)),
-        "rbuv_swap": bool(g("rbuv_swap_switch", False)), "ax_swap": bool(g("ax_swap_switch", False)),
-        "src_h": int(g("src_image_size_h")) or crop_h, "src_w": int(g("src_image_size_w")) or crop_w,
+        "rbuv_swap": bool(g("rbuv_swap_switch", False)),
+        "ax_swap": bool(g("ax_swap_switch", False)),
+        "src_h": int(g("src_image_size_h")) or crop_h,
+        "src_w": int(g("src_image_size_w")) or crop_w,
         "crop_y": int(g("load_start_pos_h")) if crop else 0,
         "crop_x": int(g("load_start_pos_w")) if crop else 0,
         "crop_h": crop_h, "crop_w": crop_w, "pads": pads,
