@@ -89,6 +89,11 @@ def _check_model(config: AippConfig, data, layout: tuple) -> None:
         raise _invalid(f"{where}: the AIPP output {core_h + pads_h}x{core_w + pads_w} "
                        f"({what} {core_h}x{core_w} plus padding) must equal the H x W {h}x{w} "
                        f"of input {data.name}")
+    src_h, src_w = p.src_image_size_h or h, p.src_image_size_w or w
+    if fmt == "YUV420SP_U8" and (src_h % 2 or src_w % 2):
+        raise _invalid(f"{where}: the source image {src_w}x{src_h} (src_image_size 0: the H x W "
+                       f"of input {data.name}) must have even sizes for input_format "
+                       "YUV420SP_U8")
     if p.padding and w > config.padding_width_limit:
         raise _invalid(f"{where}: with padding the output W must be <= "
                        f"{config.padding_width_limit} on this soc; input {data.name} has W {w}")
