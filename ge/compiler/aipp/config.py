@@ -251,8 +251,7 @@ def _check_static(config: AippConfig, soc: str, where: str) -> None:
             if p.padding and not size:
                 raise _invalid(f"{where}: crop_size_{axis} 0: the crop size must be set when "
                                "padding is enabled")
-    if p.padding:
-        config.padding_width_limit = width  # checked against the model's W at insertion
+    config.padding_width_limit = width  # checked against the model's W at insertion
 
 
 def _apply_defaults(config: AippConfig) -> None:

@@ -90,6 +90,11 @@ def _check_model(config: AippConfig, data, layout: tuple) -> None:
                        f"({what} {core_h}x{core_w} plus padding) must equal the H x W {h}x{w} "
                        f"of input {data.name}")
     src_h, src_w = p.src_image_size_h or h, p.src_image_size_w or w
+    if p.crop and (p.load_start_pos_h + core_h > src_h or p.load_start_pos_w + core_w > src_w):
+        raise _invalid(f"{where}: the crop window {core_w}x{core_h} at load_start_pos_w "
+                       f"{p.load_start_pos_w}, load_start_pos_h {p.load_start_pos_h} (crop_size "
+                       f"0: the H x W of input {data.name}) must lie inside the source "
+                       f"{src_w}x{src_h}")
     if fmt == "YUV420SP_U8" and (src_h % 2 or src_w % 2):
         raise _invalid(f"{where}: the source image {src_w}x{src_h} (src_image_size 0: the H x W "
                        f"of input {data.name}) must have even sizes for input_format "
