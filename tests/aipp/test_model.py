@@ -11,14 +11,13 @@ import subprocess
 import pytest
 
 from _aipp_configs import NORMALISE, YUV2RGB, block
-from _om_compare import same_om_but_model_def
+from _om_compare import assert_same_om_except_cmdline
 from _samples import SAMPLE_SOC
 from conftest import aipp_args
 
 from ge.graph.serialize import save_air
 from ge.offline_compile import build_model, save_model
 from ge.parser.onnx import parse_onnx
-from ge.proto.ge_ir import ModelDef
 
 STATIC = block(aipp_mode="static", input_format="YUV420SP_U8", src_image_size_w=24,
                src_image_size_h=20, crop=True, load_start_pos_w=4, load_start_pos_h=2,
@@ -98,17 +97,6 @@ def test_netron_sees_the_aipp_op(aipp_om):
     assert nodes["img_0_aipp"]["inputs"][0] == ["img:0"]
 
 
-def _without_cmdline(payload: bytes) -> bytes:
-    model_def = ModelDef.FromString(payload)
-    del model_def.attr["atc_cmdline"]
-    return model_def.SerializeToString(deterministic=True)
-
-
-def _same_om(a, b) -> None:
-    payload_a, payload_b = same_om_but_model_def(a, b)
-    assert _without_cmdline(payload_a) == _without_cmdline(payload_b)
-
-
 def test_flag_raw_options_and_offline_compile_give_one_om(aipp_models, atc_main, tmp_path):
     config = tmp_path / "aipp.cfg"
     config.write_text(STATIC)
@@ -123,8 +111,8 @@ def test_flag_raw_options_and_offline_compile_give_one_om(aipp_models, atc_main,
     model = build_model(parse_onnx(str(aipp_models["rgb"])),
                         {"ge.socVersion": SAMPLE_SOC, "ge.insertOpFile": str(config)})
     save_model(str(tmp_path / "by_api"), model)
-    _same_om(tmp_path / "by_flag.om", tmp_path / "by_raw.om")
-    _same_om(tmp_path / "by_flag.om", tmp_path / "by_api.om")
+    assert_same_om_except_cmdline(tmp_path / "by_flag.om", tmp_path / "by_raw.om")
+    assert_same_om_except_cmdline(tmp_path / "by_flag.om", tmp_path / "by_api.om")
 
 
 def test_atc_and_pyatc_write_the_same_om(aipp_models, entry_argv, entry_env, tmp_path):
@@ -135,4 +123,4 @@ def test_atc_and_pyatc_write_the_same_om(aipp_models, entry_argv, entry_env, tmp
         run = subprocess.run(entry_argv(entry) + args, cwd=tmp_path / entry, env=entry_env,
                              capture_output=True, text=True, timeout=300)
         assert run.returncode == 0, run.stdout + run.stderr
-    _same_om(tmp_path / "atc" / "m.om", tmp_path / "pyatc" / "m.om")
+    assert_same_om_except_cmdline(tmp_path / "atc" / "m.om", tmp_path / "pyatc" / "m.om")
