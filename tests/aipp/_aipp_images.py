@@ -11,6 +11,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from _samples import SAMPLE_SOC
+
 H = W = 16            # the models' input size
 
 
@@ -137,3 +139,14 @@ def normalise(rgb: np.ndarray, mean=(0, 0, 0), low=(0, 0, 0), var=(1, 1, 1)) -> 
     c = rgb.shape[-1]
     out = (rgb - np.array(mean[:c]) - np.array(low[:c])) * np.array(var[:c])
     return out.transpose(2, 0, 1)
+
+
+MODELS = {"rgb": lambda: conv_model("rgb", 3), "gray": lambda: conv_model("gray", 1),
+          "two": two_input_model, "wide": lambda: conv_model("wide", 3, 2, 1090)}
+
+
+def aipp_args(model, config, output: str) -> list:
+    """The command line compiling `model` with the AIPP configuration file `config`."""
+    return ["--framework=5", f"--model={model}", f"--output={output}",
+            f"--soc_version={SAMPLE_SOC}", f"--insert_op_conf={config}",
+            "--precision_mode=must_keep_origin_dtype"]

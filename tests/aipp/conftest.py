@@ -8,12 +8,7 @@ from typing import Callable, Dict
 import onnx
 import pytest
 
-from _aipp_images import conv_model, two_input_model
-from _samples import SAMPLE_SOC
-
-MODELS = {"rgb": lambda: conv_model("rgb", 3), "gray": lambda: conv_model("gray", 1),
-          "two": two_input_model, "wide": lambda: conv_model("wide", 3, 2, 1090)}
-PRECISION = "--precision_mode=must_keep_origin_dtype"
+from _aipp_images import MODELS, aipp_args
 
 
 @pytest.fixture(scope="session")
@@ -24,11 +19,6 @@ def aipp_models(tmp_path_factory) -> Dict[str, Path]:
         paths[name] = root / f"{name}.onnx"
         onnx.save(build(), str(paths[name]))
     return paths
-
-
-def aipp_args(model: Path, config: Path, output: str) -> list:
-    return ["--framework=5", f"--model={model}", f"--output={output}",
-            f"--soc_version={SAMPLE_SOC}", f"--insert_op_conf={config}", PRECISION]
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from _aipp_configs import block
-from conftest import aipp_args
+from _aipp_images import aipp_args
 
 RGB = dict(aipp_mode="static", input_format="RGB888_U8")
 YUV = dict(aipp_mode="static", input_format="YUV420SP_U8")

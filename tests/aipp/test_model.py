@@ -11,9 +11,9 @@ import subprocess
 import pytest
 
 from _aipp_configs import NORMALISE, YUV2RGB, block
+from _aipp_images import aipp_args
 from _om_compare import assert_same_om_except_cmdline
 from _samples import SAMPLE_SOC
-from conftest import aipp_args
 
 from ge.graph.serialize import save_air
 from ge.offline_compile import build_model, save_model
