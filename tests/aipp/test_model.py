@@ -8,10 +8,9 @@ from __future__ import annotations
 import json
 import subprocess
 
-import pytest
-
 from _aipp_configs import NORMALISE, YUV2RGB, block
 from _aipp_images import aipp_args
+from _netron import needs_netron, netron_view
 from _om_compare import assert_same_om_except_cmdline
 from _samples import SAMPLE_SOC
 
@@ -87,11 +86,9 @@ def test_mode6_and_display_model_info_show_the_configuration(aipp_models, atc_ma
     assert mode6.rc == 0 and shown[0] in mode6.stdout.splitlines()
 
 
+@needs_netron
 def test_netron_sees_the_aipp_op(aipp_om):
-    from om.test_netron import NETRON, NODE, _netron_view
-    if not NODE or not NETRON:
-        pytest.skip("needs node and netron")
-    (graph,) = _netron_view(str(aipp_om("rgb", STATIC)))["graphs"]
+    (graph,) = netron_view(aipp_om("rgb", STATIC))["graphs"]
     nodes = {n["name"]: n for n in graph["nodes"]}
     assert nodes["img_0_aipp"]["type"] == "Aipp"
     assert nodes["img_0_aipp"]["inputs"][0] == ["img:0"]
