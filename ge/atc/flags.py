@@ -167,7 +167,7 @@ FLAGS: tuple[Flag, ...] = (
     _F("input_fp16_nodes", STRING, "", "Feature", "Inputs whose data type is FP16: \"a;b\".",
        ge_key="ge.INPUT_NODES_SET_FP16", emit="nonempty"),
     _F("insert_op_conf", STRING, "", "Feature", "Configuration file of inserted ops (AIPP).",
-       ge_key="ge.insertOpFile", support=REFUSED, refuse=bool),
+       ge_key="ge.insertOpFile", note="AIPP, docs/aipp.md"),
     _F("op_name_map", STRING, "", "Feature", "Operator type mapping file (Caffe extension ops).",
        ge_key="op_name_map", support=REFUSED, refuse=bool),
     _F("is_input_adjust_hw_layout", STRING, "", "Feature",
