@@ -188,6 +188,10 @@ CODES: tuple[Code, ...] = (
     Code("EP0115", "Kernel_Cache_Check_Failed", "Kernel cache {path} failed the check: {reason}.",
          solution="Run python3 -m ge.compiler.cache verify --fix to remove bad entries; fix "
                   "the permissions of what cannot be read.", ours=True),
+    Code("EP0140", "Invalid_Quantization_Parameter",
+         "Op {opname} ({optype}) has an invalid quantization parameter {param}: {reason}.",
+         solution="Fix the scale, zero point or axis in the source model (scales must be "
+                  "finite and non-zero, zero points of the quantized type).", ours=True),
     Code("EP0301", "Om_Write_Error", "Cannot build the OM. Reason: {reason}.", ours=True),
     Code("EP0401", "Runtime_Target_Mismatch",
          "The OM {file} was not built for this host ({host}): {reason}.",
