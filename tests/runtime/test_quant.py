@@ -1,0 +1,87 @@
+"""Quantized models compile, run on the host runtime and compute exactly what onnxruntime
+computes (integer outputs bit-equal, float outputs to float32 rounding): every ONNX
+quantization op per tensor and per axis, int8 and uint8, through the generated C kernels and
+through the numpy reference kernels (AiCpu); a classifier quantized by onnxruntime's own tools
+(generated models); AMCT's deployable form against its op definitions written out in numpy.
+"""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+
+from _build import compile_to_om
+from _quant_models import (amct_expected, amct_model, quant_ops_inputs, quant_ops_model,
+                           quantized_classifiers, small_classifier)
+
+import ge.runtime
+from ge.runtime.compare import compare_model
+
+KEEP = {"ge.exec.precision_mode": "must_keep_origin_dtype"}
+QUANT_OPS = {"Quantize", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger",
+             "ConvInteger", "QLinearConv", "QLinearMatMul"}
+
+
+@pytest.mark.parametrize("engines", ["AiCore", "AiCpu"])
+def test_every_quant_op_matches_onnxruntime_exactly(tmp_path, engines):
+    options = dict(KEEP)
+    if engines == "AiCpu":  # the numpy reference kernels
+        options["ge.exec.exclude_engines"] = "AiCore"
+    model = quant_ops_model()
+    om = compile_to_om(model, tmp_path / "q.om", options)
+    loaded = ge.runtime.load(om)
+    placed = {name: engine for name, engine in loaded.engines.items()}
+    ops = {step.name: step.type for step in loaded._plan.root.steps}
+    assert {ops[n] for n in placed} >= QUANT_OPS
+    assert {placed[n] for n in placed if ops[n] in QUANT_OPS} == {engines}
+    result = compare_model(model, loaded, quant_ops_inputs(), rtol=0.0, atol=0.0)
+    assert result.ok, [(d.reference, d.max_abs, d.first_bad) for d in result.outputs if not d.ok]
+    assert len(result.outputs) == 13
+
+
+def test_rounding_is_half_to_even_and_saturating(tmp_path):
+    model = quant_ops_model()
+    om = ge.runtime.load(compile_to_om(model, tmp_path / "q.om", KEEP))
+    inputs = quant_ops_inputs()
+    outs = dict(zip([o.name for o in model.graph.output], om.run(inputs)))
+    t = inputs[1]
+    ties = outs["q_ties"]                    # t / 0.5, zero point 0, int8
+    assert ties[list(t).index(np.float32(0.25))] == 0      # 0.5 -> 0
+    assert ties[list(t).index(np.float32(0.75))] == 2      # 1.5 -> 2
+    assert ties[list(t).index(np.float32(1.25))] == 2      # 2.5 -> 2
+    assert ties[list(t).index(np.float32(-1.25))] == -2    # -2.5 -> -2
+    assert ties[list(t).index(np.float32(3e4))] == 127
+    assert ties[list(t).index(np.float32(-3e4))] == -128
+    assert outs["q_saturate"].dtype == np.uint8 and outs["q_saturate"].min() == 0
+
+
+@pytest.fixture(scope="module")
+def classifiers(tmp_path_factory):
+    root = tmp_path_factory.mktemp("quantized")
+    float_path = root / "classifier.onnx"
+    onnx.save(small_classifier(), str(float_path))
+    return quantized_classifiers(str(float_path), root)
+
+
+# Each quantization op's C kernel is checked above; the models run the reference kernels
+# (no C compile: CI time) except one, which runs its generated kernels end to end.
+@pytest.mark.parametrize("name, engines", [
+    ("dynamic_u8", "AiCpu"), ("dynamic_s8_per_channel", "AiCpu"), ("static_qdq", "AiCpu"),
+    ("static_qop_u8", "AiCpu"), ("static_qop_s8", "AiCore")])
+def test_onnxruntime_quantized_classifier_matches(classifiers, tmp_path, name, engines):
+    model = onnx.load(classifiers[name])
+    options = dict(KEEP, **({"ge.exec.exclude_engines": "AiCore"} if engines == "AiCpu" else {}))
+    om = compile_to_om(model, tmp_path / f"{name}.om", options)
+    result = compare_model(model, om, rtol=1e-6, atol=1e-6, seed=0)
+    assert result.ok, [(d.name, d.max_abs, d.max_rel) for d in result.outputs]
+
+
+def test_amct_deployable_model_computes_its_op_definitions(tmp_path):
+    model, params = amct_model()
+    om = ge.runtime.load(compile_to_om(model, tmp_path / "amct.om", KEEP))
+    types = {step.type for step in om._plan.root.steps}
+    assert {"AscendQuant", "AscendDequant", "AscendAntiQuant", "Conv2D"} <= types
+    x = np.random.default_rng(2).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    got = om.run([x])
+    for ours, want in zip(got, amct_expected(x, params)):
+        np.testing.assert_allclose(ours, want, rtol=1e-6, atol=1e-6)
