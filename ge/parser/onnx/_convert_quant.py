@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ge.graph import DataType, Format
+from ge.graph.types import from_numpy_dtype
 from ge.ops.defs.quant import QUANT_DTYPES
 
 from ._context import NodeCtx, refuse
@@ -25,7 +26,7 @@ def input_dtype(ctx: NodeCtx, i: int):
     graph input), else None."""
     value = ctx.const(i)
     if value is not None:
-        return DT[f"DT_{value.dtype.name.upper()}"] if value.dtype.kind in "iu" else None
+        return from_numpy_dtype(value.dtype)
     edge = ctx.input(i)
     if edge is None or edge[0].type != "Data":
         return None
