@@ -133,8 +133,6 @@ CODES: tuple[Code, ...] = (
     Code("E13029", "Compilation_Error_Load_Custom_Fusion_Pass",
          "Failed to load custom fusion pass lib {passlibname}. Reason: {reason}.",
          solution="Fix the plugin module or remove it from ASCEND_GE_PY_PASS_PATH."),
-    Code("E13009", "Invalid_Model",
-         "Operator {opname} already exists in the graph. Ensure that operator names are unique."),
     Code("E13026", "File_Operation_Error_Invalid_Path",
          "Input path {path} is invalid. Reason: {reason}"),
     # ---- internal ----------------------------------------------------------------------
@@ -231,6 +229,10 @@ CODES: tuple[Code, ...] = (
          "Kernel cache entry {entry} is corrupt ({reason}); it is not used, and is recompiled "
          "and replaced.", ours=True),
     Code("WP0113", "Kernel_Cache_Fault", "Kernel cache {path}: {reason}; {fallback}.",
+         ours=True),
+    Code("WP0140", "Input_Shape_Needed",
+         "Input {input} has the shape {shape} in the model, unknown at dims {dims}; "
+         "{suggestion} makes every input static (replace the 1s by the sizes you deploy).",
          ours=True),
     Code("WP0301", "Unchecked_Model",
          "Model {file} carries no integrity checksum (its header's checksum area is zero, as "
