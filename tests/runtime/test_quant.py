@@ -6,6 +6,11 @@ through the numpy reference kernels (AiCpu); a classifier quantized by onnxrunti
 """
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+
 import numpy as np
 import onnx
 import pytest
@@ -15,9 +20,14 @@ from _quant_models import (amct_expected, amct_model, quant_ops_inputs, quant_op
                            quantized_classifiers, small_classifier)
 
 import ge.runtime
+from ge.om import om_to_json
 from ge.runtime.compare import compare_model
 
 KEEP = {"ge.exec.precision_mode": "must_keep_origin_dtype"}
+NETRON_SCRIPT = os.path.join(os.path.dirname(__file__), os.pardir, "om", "netron_read.js")
+NODE = shutil.which("node")
+NETRON = next((os.path.dirname(m.__file__) for m in [__import__("netron")]
+               if os.path.exists(os.path.join(os.path.dirname(m.__file__), "om.js"))), None)
 QUANT_OPS = {"Quantize", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger",
              "ConvInteger", "QLinearConv", "QLinearMatMul"}
 
@@ -30,7 +40,7 @@ def test_every_quant_op_matches_onnxruntime_exactly(tmp_path, engines):
     model = quant_ops_model()
     om = compile_to_om(model, tmp_path / "q.om", options)
     loaded = ge.runtime.load(om)
-    placed = {name: engine for name, engine in loaded.engines.items()}
+    placed = loaded.engines
     ops = {step.name: step.type for step in loaded._plan.root.steps}
     assert {ops[n] for n in placed} >= QUANT_OPS
     assert {placed[n] for n in placed if ops[n] in QUANT_OPS} == {engines}
@@ -76,12 +86,36 @@ def test_onnxruntime_quantized_classifier_matches(classifiers, tmp_path, name, e
     assert result.ok, [(d.name, d.max_abs, d.max_rel) for d in result.outputs]
 
 
-def test_amct_deployable_model_computes_its_op_definitions(tmp_path):
+@pytest.fixture(scope="module")
+def amct(tmp_path_factory):
     model, params = amct_model()
-    om = ge.runtime.load(compile_to_om(model, tmp_path / "amct.om", KEEP))
+    path = compile_to_om(model, tmp_path_factory.mktemp("amct") / "amct.om", KEEP)
+    return path, params
+
+
+def test_amct_deployable_model_computes_its_op_definitions(amct):
+    path, params = amct
+    om = ge.runtime.load(path)
     types = {step.type for step in om._plan.root.steps}
     assert {"AscendQuant", "AscendDequant", "AscendAntiQuant", "Conv2D"} <= types
     x = np.random.default_rng(2).standard_normal((1, 3, 8, 8)).astype(np.float32)
     got = om.run([x])
     for ours, want in zip(got, amct_expected(x, params)):
         np.testing.assert_allclose(ours, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.skipif(not NODE or not NETRON, reason="needs node and netron")
+def test_amct_ops_show_in_mode1_json_and_netron(amct):
+    path, params = amct
+    ops = {op["name"]: op for op in json.loads(om_to_json(path))["graph"][0]["op"]}
+    quant = {a["key"]: a["value"] for a in ops["conv1.quant"]["attr"]}
+    assert ops["conv1.quant"]["type"] == "AscendQuant"
+    assert quant["scale"]["f"] == params["scale1"] and quant["offset"]["f"] == params["offset1"]
+    assert ops["conv1.dequant"]["type"] == "AscendDequant"
+    run = subprocess.run([NODE, NETRON_SCRIPT, NETRON, path], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    (graph,) = json.loads(run.stdout)["graphs"]
+    seen = {n["name"]: n["type"] for n in graph["nodes"]}
+    assert seen["conv1.quant"] == "AscendQuant" and seen["x.anti_quant"] == "AscendAntiQuant"
+    assert seen["fc.dequant"] == "AscendDequant"
