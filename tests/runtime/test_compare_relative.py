@@ -15,7 +15,8 @@ def test_relative_error_is_measured_against_atol_where_the_reference_is_small():
     # elements: 1e-6 / 1e-5 = 0.1; 2e-4 / 2 = 1e-4; 1e-7 / 1e-5 = 0.01
     assert np.isclose(d.max_rel, 0.1, rtol=1e-3)
     result = Comparison(outputs=[d])
-    line = next(l for l in format_report(result, 1e-4, 1e-5).splitlines() if l.startswith("out"))
+    line = next(l for l in format_report(result, 1e-4, 1e-5).splitlines()
+                if l.split()[:1] == ["out"])
     assert line.split()[3] == "0.1" and "e+" not in line
 
 
