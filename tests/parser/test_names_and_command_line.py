@@ -84,7 +84,7 @@ def _detector(tmp_path):
     n = helper.make_node
     nodes = [n("Relu", ["a"], ["dets"], name="head_dets"), n("Neg", ["b"], ["labels"],
                                                              name="head_labels"),
-             n("Add", ["dets", "labels"], ["score"], name="score")]
+             n("Add", ["dets", "dets"], ["score"], name="score")]
     return _save(tmp_path, nodes, [("a", [1, 3, 4, 4]), ("b", [1, 10])], ["score"])
 
 
@@ -141,3 +141,21 @@ def test_symbolic_input_dims_need_input_shape(atc_main, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
     fixed = _compile(atc_main, tmp_path, model, "--input_shape=ids:1,16;mask:1,16")
     assert fixed.rc == 0, fixed.text
+
+
+def test_out_nodes_tensor_names_through_raw_ge_options_give_the_same_om(atc_main, tmp_path):
+    from _om_compare import same_om_but_model_def
+    model = _detector(tmp_path)
+    flag = tmp_path / "flag"
+    raw = tmp_path / "raw"
+    flag.mkdir(), raw.mkdir()
+    run = _compile(atc_main, flag, model, "--out_nodes=labels;dets")
+    assert run.rc == 0, run.text
+    options = raw / "raw.json"
+    options.write_text(json.dumps({"compile options": {"global": {
+        "ge.outputNodeName": "labels;dets"}}}))
+    run = _compile(atc_main, raw, model, f"--raw_ge_options={options}")
+    assert run.rc == 0, run.text
+    same_om_but_model_def(flag / "out.om", raw / "out.om")
+    outs = [ge.runtime.load(str(d / "out.om")).outputs for d in (flag, raw)]
+    assert [[list(o.shape) for o in os] for os in outs] == [[[1, 10], [1, 3, 4, 4]]] * 2
