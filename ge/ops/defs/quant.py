@@ -135,12 +135,7 @@ def _present(ctx, i: int) -> bool:
 def _check_param_shape(ctx, slot: int, name: str, x_shape, axis: int):
     """A scale / zero point is a scalar, or 1-D with x.shape[axis] elements."""
     s = shape_of(ctx, slot)
-    if s is None or x_shape is None:
-        return
-    n = 1
-    for d in s:
-        n *= d
-    if n == 1 or n < 0:
+    if s is None or x_shape is None or _numel(ctx, slot) in (1, -1) or any(d < 0 for d in s):
         return
     if len(s) != 1:
         bad_param(ctx, name, f"must be a scalar or 1-D, got shape {list(s)}")
@@ -171,7 +166,7 @@ def _axis(ctx, x_shape) -> int:
     if x_shape is None or all(_numel(ctx, slot) == 1 for slot in (1, 2)):
         return 0
     if len(x_shape) == 0:
-        return 0
+        bad_param(ctx, "axis", "x is a scalar, so its scale and zero point must be scalars")
     try:
         return norm_axis(ctx, int(ctx.attrs.get("axis", 1)), len(x_shape))
     except GeError:
