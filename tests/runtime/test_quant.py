@@ -119,3 +119,28 @@ def test_amct_ops_show_in_mode1_json_and_netron(amct):
     seen = {n["name"]: n["type"] for n in graph["nodes"]}
     assert seen["conv1.quant"] == "AscendQuant" and seen["x.anti_quant"] == "AscendAntiQuant"
     assert seen["fc.dequant"] == "AscendDequant"
+
+
+def test_batchnorm_between_quantize_ops_is_bit_exact(tmp_path):
+    """A float BatchNorm one ulp off onnxruntime would move quantized values by a step."""
+    rng = np.random.default_rng(4)
+    c = 16
+    params = [rng.standard_normal(c).astype(np.float32) for _ in range(3)]
+    var = (np.abs(rng.standard_normal(c)) + 0.05).astype(np.float32)
+    n = onnx.helper.make_node
+    graph = onnx.helper.make_graph(
+        [n("DequantizeLinear", ["xq", "s"], ["x"], name="dq"),
+         n("BatchNormalization", ["x", "g", "b", "m", "v"], ["bn"], name="bn", epsilon=1e-3),
+         n("QuantizeLinear", ["bn", "s2", "z2"], ["q"], name="q")],
+        "bn_quant", [onnx.helper.make_tensor_value_info("xq", onnx.TensorProto.UINT8,
+                                                        [2, c, 8, 8])],
+        [onnx.helper.make_tensor_value_info("bn", onnx.TensorProto.FLOAT, None),
+         onnx.helper.make_tensor_value_info("q", onnx.TensorProto.UINT8, None)],
+        [onnx.numpy_helper.from_array(v, k) for k, v in (
+            ("s", np.float32(0.03)), ("g", params[0]), ("b", params[1]), ("m", params[2]),
+            ("v", var), ("s2", np.float32(0.002)), ("z2", np.uint8(128)))])
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 13)])
+    om = compile_to_om(model, tmp_path / "bn.om", KEEP)
+    xq = rng.integers(0, 256, (2, c, 8, 8)).astype(np.uint8)
+    result = compare_model(model, om, [xq], rtol=0.0, atol=0.0)
+    assert result.ok, [(d.reference, d.max_abs) for d in result.outputs]
