@@ -7,15 +7,13 @@ through the numpy reference kernels (AiCpu); a classifier quantized by onnxrunti
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 
 import numpy as np
 import onnx
 import pytest
 
 from _build import compile_to_om
+from _netron import needs_netron, netron_view
 from _quant_models import (amct_expected, amct_model, quant_ops_inputs, quant_ops_model,
                            quantized_classifiers, small_classifier)
 
@@ -24,10 +22,6 @@ from ge.om import om_to_json
 from ge.runtime.compare import compare_model
 
 KEEP = {"ge.exec.precision_mode": "must_keep_origin_dtype"}
-NETRON_SCRIPT = os.path.join(os.path.dirname(__file__), os.pardir, "om", "netron_read.js")
-NODE = shutil.which("node")
-NETRON = next((os.path.dirname(m.__file__) for m in [__import__("netron")]
-               if os.path.exists(os.path.join(os.path.dirname(m.__file__), "om.js"))), None)
 QUANT_OPS = {"Quantize", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger",
              "ConvInteger", "QLinearConv", "QLinearMatMul"}
 
@@ -104,7 +98,7 @@ def test_amct_deployable_model_computes_its_op_definitions(amct):
         np.testing.assert_allclose(ours, want, rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.skipif(not NODE or not NETRON, reason="needs node and netron")
+@needs_netron
 def test_amct_ops_show_in_mode1_json_and_netron(amct):
     path, params = amct
     ops = {op["name"]: op for op in json.loads(om_to_json(path))["graph"][0]["op"]}
@@ -112,10 +106,7 @@ def test_amct_ops_show_in_mode1_json_and_netron(amct):
     assert ops["conv1.quant"]["type"] == "AscendQuant"
     assert quant["scale"]["f"] == params["scale1"] and quant["offset"]["f"] == params["offset1"]
     assert ops["conv1.dequant"]["type"] == "AscendDequant"
-    run = subprocess.run([NODE, NETRON_SCRIPT, NETRON, path], capture_output=True, text=True,
-                         timeout=120)
-    assert run.returncode == 0, run.stderr
-    (graph,) = json.loads(run.stdout)["graphs"]
+    (graph,) = netron_view(path)["graphs"]
     seen = {n["name"]: n["type"] for n in graph["nodes"]}
     assert seen["conv1.quant"] == "AscendQuant" and seen["x.anti_quant"] == "AscendAntiQuant"
     assert seen["fc.dequant"] == "AscendDequant"
