@@ -306,8 +306,20 @@ class _KeepMissing(dict):
         return "{" + key + "}"
 
 
+# What one parameter may quote: a path of PATH_MAX and then some, never a 2-million-element
+# attribute echoed into a 17 MB report.
+QUOTE_LIMIT = 8192
+
+
+def _quoted(value) -> str:
+    text = str(value)
+    if len(text) <= QUOTE_LIMIT:
+        return text
+    return f"{text[:QUOTE_LIMIT]}... ({len(text)} characters in all)"
+
+
 def _fill(template: str, params: dict | None) -> str:
-    return template.format_map(_KeepMissing({k: str(v) for k, v in (params or {}).items()}))
+    return template.format_map(_KeepMissing({k: _quoted(v) for k, v in (params or {}).items()}))
 
 
 def placeholders(code: str) -> frozenset[str]:
