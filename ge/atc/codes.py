@@ -222,6 +222,9 @@ CODES: tuple[Code, ...] = (
     Code("EP0115", "Kernel_Cache_Check_Failed", "Kernel cache {path} failed the check: {reason}.",
          solution="Run python3 -m ge.compiler.cache verify --fix to remove bad entries; fix "
                   "the permissions of what cannot be read.", ours=True),
+    Code("EP0120", "Remote_Cache_Error", "Remote kernel cache {store}: {reason}.",
+         solution="Check the remote_storage setting, the server and the signing key "
+                  "(docs/cache.md, Remote storage).", ours=True),
     Code("EP0130", "Invalid_Recurrent_Op",
          "Recurrent op {opname} ({optype}) is invalid: {reason}.",
          cause="The attributes of an LSTM / GRU / RNN layer, the shapes of its inputs or its "
@@ -284,6 +287,14 @@ CODES: tuple[Code, ...] = (
     Code("WP0114", "Foreign_Cache_File",
          "{path} in the kernel cache is not an entry or a temporary of ours ({reason}); it is "
          "left alone.", ours=True),
+    Code("WP0120", "Remote_Cache_Not_Used",
+         "Remote kernel cache {store} (set in {source}) is not used: {reason}.", ours=True),
+    Code("WP0121", "Remote_Cache_Entry_Refused",
+         "Remote kernel cache entry {entry} is refused ({reason}); it is not loaded, and the "
+         "kernel is compiled here. Further refusals of this compile go to the log.", ours=True),
+    Code("WP0122", "Remote_Cache_Fault",
+         "Remote kernel cache {store}: {reason}; {fallback}. The compile goes on with the local "
+         "cache.", ours=True),
     Code("WP0140", "Input_Shape_Needed",
          "Input {input} has the shape {shape} in the model, unknown at dims {dims}; "
          "{suggestion} makes every input static (replace the 1s by the sizes you deploy).",

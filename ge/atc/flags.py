@@ -97,7 +97,8 @@ FLAGS: tuple[Flag, ...] = (
        note="7 and 30 are validated, then refused (EP0002)"),
     _F("raw_ge_options", STRING, "", "General",
        "JSON file of GE compile options (global/session/graph levels) to import.",
-       note="also accepts ge.exec.exclude_engines and ge.py_pass_timeout at any level"),
+       note="also accepts ge.exec.exclude_engines, ge.py_pass_timeout and "
+            "ge.op_compiler_remote_cache at any level"),
     _F("raw_ge_options_ignore_unsupported", BOOL, "false", "General",
        "Skip unsupported keys of --raw_ge_options instead of failing."),
     # ---------------------------------------------------------------- [Input]
