@@ -172,8 +172,6 @@ CODES: tuple[Code, ...] = (
     Code("E13029", "Compilation_Error_Load_Custom_Fusion_Pass",
          "Failed to load custom fusion pass lib {passlibname}. Reason: {reason}.",
          solution="Fix the plugin module or remove it from ASCEND_GE_PY_PASS_PATH."),
-    Code("E13009", "Invalid_Model",
-         "Operator {opname} already exists in the graph. Ensure that operator names are unique."),
     Code("E13026", "File_Operation_Error_Invalid_Path",
          "Input path {path} is invalid. Reason: {reason}"),
     # ---- internal ----------------------------------------------------------------------
@@ -242,6 +240,10 @@ CODES: tuple[Code, ...] = (
                "constant sequence lengths do not fit together.",
          solution="Fix the layer in the source model (hidden_size, direction, activations, "
                   "W/R/B/initial state shapes, sequence_lens).", ours=True),
+    Code("EP0140", "Invalid_Quantization_Parameter",
+         "Op {opname} ({optype}) has an invalid quantization parameter {param}: {reason}.",
+         solution="Fix the scale, zero point or axis in the source model (scales must be "
+                  "finite and non-zero, zero points of the quantized type).", ours=True),
     Code("EP0301", "Om_Write_Error", "Cannot build the OM. Reason: {reason}.", ours=True),
     Code("EP0401", "Runtime_Target_Mismatch",
          "The OM {file} was not built for this host ({host}): {reason}.",
@@ -302,6 +304,10 @@ CODES: tuple[Code, ...] = (
     Code("WP0122", "Remote_Cache_Fault",
          "Remote kernel cache {store}: {reason}; {fallback}. The compile goes on with the local "
          "cache.", ours=True),
+    Code("WP0140", "Input_Shape_Needed",
+         "Input {input} has the shape {shape} in the model, unknown at dims {dims}; "
+         "{suggestion} makes every input static (replace the 1s by the sizes you deploy).",
+         ours=True),
     Code("WP0301", "Unchecked_Model",
          "Model {file} carries no integrity checksum (its header's checksum area is zero, as "
          "in CANN's OMs and ours before the checksum existed); it is read unverified.",

@@ -52,8 +52,10 @@ def check_host_target(options: dict) -> None:
 def build_graph(graph: Graph, options: dict, framework: int = 5) -> CompiledModel:
     """Run the whole pipeline on a parsed graph (ge.offline_compile uses this too)."""
     from ge.passes.bootstrap import ensure_plugins_loaded
+    from .input_dims import refuse_unknown_input_dims
     from .pipeline import run_pipeline
     check_host_target(options)
+    refuse_unknown_input_dims(graph, options)
     ensure_plugins_loaded()
     cwd = os.getcwd()
     try:

@@ -1,11 +1,11 @@
 """Mode 3 (pre-check): which nodes of a model this compiler supports, in the layout of
-atc-cli.md §9.3.  Cause codes: 0 OK, 1 type unsupported, 9 name repeated."""
+atc-cli.md §9.3.  Cause codes: 0 OK, 1 type unsupported (9, name repeated, is never reported:
+repeated ONNX node names are made unique and compile, docs/parser.md)."""
 from __future__ import annotations
 
 from ge.errors import GeError
 
 CAUSE_UNSUPPORTED = 1
-CAUSE_NAME_REPEATED = 9
 
 
 def _check_onnx(model_path: str) -> tuple[str, list]:
@@ -18,14 +18,9 @@ def _check_onnx(model_path: str) -> tuple[str, list]:
     ops = []
 
     def visit(graph, prefix):
-        seen = set()
         for n in graph.node:
             name = f"{prefix}/{n.name}" if prefix else (n.name or n.op_type)
             causes = []
-            if n.name and n.name in seen:
-                causes.append({"code": CAUSE_NAME_REPEATED,
-                               "message": f"op name {name} is repeated"})
-            seen.add(n.name)
             domain = n.domain or "ai.onnx"
             version = opsets.get(domain, 0)
             if lookup(domain, version, n.op_type) is None:

@@ -85,8 +85,11 @@ def diff(name: str, reference: str, ours: np.ndarray, ref: np.ndarray, rtol: flo
         scale = float(finite.max()) if finite.size else 0.0
         bad = err > atol + rtol * np.maximum(finite, scale)
         max_abs = float(err.max()) if err.size else 0.0
+        # relative error |a - b| / max(|ref|, atol): a reference of zero (or below the
+        # absolute tolerance) does not turn a tiny difference into an astronomic ratio
+        floor = max(float(atol), np.finfo(np.float64).tiny)
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-            rel = err / np.maximum(np.abs(b), np.finfo(np.float64).tiny)
+            rel = err / np.maximum(np.abs(b), floor)
         max_rel = float(np.where(err == 0, 0.0, rel).max()) if err.size else 0.0
     first = None
     if bad.any():

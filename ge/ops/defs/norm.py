@@ -39,11 +39,28 @@ def infer_batch_norm(ctx):
     return [(xs, dt)] + [((c,), stat_dt)] * 5
 
 
+def _inference_batch_norm(x, scale, offset, mean, var, epsilon, axis):
+    """float32 inference as onnxruntime rounds it: x * s + (offset - mean * s) with
+    s = scale / sqrt(var + epsilon) taken as (1 / sqrt(...)) * scale, each step in float32.
+    Bit-equal results matter where a quantize follows (a one-ulp change moves a value across a
+    rounding boundary of the quantized tensor)."""
+    f = np.float32
+    s = (f(1) / np.sqrt(var.astype(f) + f(epsilon))) * scale.astype(f)
+    bias = offset.astype(f) - mean.astype(f) * s
+    shape = [1] * x.ndim
+    shape[axis] = -1
+    return x * s.reshape(shape) + bias.reshape(shape)
+
+
 def kernel_batch_norm(ins, attrs):
     x, scale, offset = ins[0], ins[1], ins[2]
     mean = ins[3] if len(ins) > 3 else None
     var = ins[4] if len(ins) > 4 else None
     axis = _channel_axis(attrs["data_format"], x.ndim)
+    if x.dtype == np.float32 and not attrs["is_training"] and mean is not None \
+            and var is not None:
+        return [_inference_batch_norm(x, scale, offset, mean, var, attrs["epsilon"], axis)] + \
+            [t.astype(scale.dtype) for t in (mean, var, mean, var, var)]
     x64 = x.astype(np.float64)
     red = tuple(i for i in range(x.ndim) if i != axis)
     if attrs["is_training"] or mean is None or var is None:

@@ -81,6 +81,7 @@ class NodeCtx:
     shape_of: dict            # tensor name -> static shape list from the model's value infos
     model_dir: Optional[str] = None   # where external tensor data may be read from
     build_branch: Optional[Callable] = None  # (If node, attr name, index) -> subgraph name
+    origin: str = ""          # the model's own name of the node (repeated names: unique `name`)
     emitted: list = field(default_factory=list)  # (Node, name suffix) in creation order
 
     # -- reading ---------------------------------------------------------------------------
@@ -135,7 +136,7 @@ class NodeCtx:
         opdef = registry.get(ir_type)
         tmp = self.graph.unique_name(f"{self.name}_{suffix or ir_type}")
         node = self.graph.add_node(ir_type, tmp, input_names=in_names,
-                                   output_names=out_names, origin=[self.name])
+                                   output_names=out_names, origin=[self.origin or self.name])
         for slot, edge in enumerate(inputs):
             if edge is not None:
                 self.graph.connect(edge[0], edge[1], node, slot)
