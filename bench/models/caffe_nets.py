@@ -91,7 +91,7 @@ class CaffeNet:
 
     # -- common layers (shapes tracked by the caller through `channels`) -------------------------
     def conv(self, x: str, cin: int, cout: int, k: int, stride=1, pad=0, group=1, name=None,
-             bias=True, dilation=1) -> str:
+             bias=True, dilation=1, std=None) -> str:
         name = name or self.name("conv")
         param = {"num_output": cout, "kernel_size": [k], "stride": [stride], "pad": [pad],
                  "bias_term": bias}
@@ -99,7 +99,8 @@ class CaffeNet:
             param["group"] = group
         if dilation != 1:
             param["dilation"] = [dilation]
-        blobs = [(cout, cin // group, k, k)] + ([self.random((cout,), 0.1)] if bias else [])
+        weight = self.random((cout, cin // group, k, k), std)
+        blobs = [weight] + ([self.random((cout,), 0.1)] if bias else [])
         return self.layer("Convolution", name, [x], blobs=blobs, convolution_param=param)[0]
 
     def relu(self, x: str, name=None, slope=0.0) -> str:
@@ -344,7 +345,7 @@ def mobilenet(width_div: int = 1, image: int = 224, seed: int = 0) -> CaffeNet:
 
 
 def ssd_head(width_div: int = 1, image: int = 64, seed: int = 0, keep_top_k: int = 20,
-             detection_type: str = "SSDDetectionOutput") -> CaffeNet:
+             detection_type: str = "DetectionOutput") -> CaffeNet:
     """Two feature maps with Normalize, loc/conf heads (Permute + Flatten + Concat), PriorBox,
     Softmax over classes and the detection output."""
     n, w = CaffeNet("ssd_head", seed), lambda c: max(c // width_div, 4)
@@ -358,11 +359,11 @@ def ssd_head(width_div: int = 1, image: int = 64, seed: int = 0, keep_top_k: int
     locs, confs, priors = [], [], []
     for k, (f, c, size) in enumerate(((f1, w(32), 8.0), (f2, w(64), 20.0))):
         num_priors = 2 + 2      # min, max, aspect ratio 2 and 1/2
-        loc = n.conv(f, c, num_priors * 4, 3, 1, 1, name=f"mbox{k}_loc")
+        loc = n.conv(f, c, num_priors * 4, 3, 1, 1, name=f"mbox{k}_loc", std=0.02)
         loc = n.layer("Permute", f"mbox{k}_loc_perm", [loc], permute_param={"order":
                                                                               [0, 2, 3, 1]})[0]
         locs.append(n.layer("Flatten", f"mbox{k}_loc_flat", [loc])[0])
-        conf = n.conv(f, c, num_priors * classes, 3, 1, 1, name=f"mbox{k}_conf")
+        conf = n.conv(f, c, num_priors * classes, 3, 1, 1, name=f"mbox{k}_conf", std=0.05)
         conf = n.layer("Permute", f"mbox{k}_conf_perm", [conf], permute_param={"order":
                                                                                  [0, 2, 3, 1]})[0]
         confs.append(n.layer("Flatten", f"mbox{k}_conf_flat", [conf])[0])

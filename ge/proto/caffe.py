@@ -285,7 +285,8 @@ _CAFFE = {
             ("background_label_id", 3, "int32", "", "0"),
             ("nms_param", 4, "NonMaximumSuppressionParameter", ""),
             ("code_type", 6, "PriorBoxParameter.CodeType", "", "CENTER_SIZE"),
-            ("variance_encoded_in_target", 8, "bool", "", "true"),
+            # Caffe SSD's default (false); CANN's copy of the file says true.
+            ("variance_encoded_in_target", 8, "bool", "", "false"),
             ("keep_top_k", 7, "int32", ""), ("confidence_threshold", 9, "float", ""),
             ("nms_threshold", 13, "float", ""), ("top_k", 14, "int32", ""),
         ],

@@ -2,6 +2,9 @@
 
     python3 -m ge.runtime.compare --onnx m.onnx --om m.om [--input a.npy,...] \\
         [--rtol 1e-4 --atol 1e-5] [--seed 0] [--freeze_inputs "k=k.npy"] [--dump]
+    python3 -m ge.runtime.compare --caffe m.prototxt --weight m.caffemodel --om m.om [--dump]
+
+The Caffe reference is OpenCV's DNN module (ge.runtime.compare_caffe).
 
 Library: `compare_model(onnx_model, om_model, inputs, rtol, atol, dump)` returns a
 `Comparison` (per output and, with dump, per node `TensorDiff` records); the caller decides
@@ -256,7 +259,10 @@ def main(argv: list) -> int:
     from ._args import Opt, help_text, parse
     from ._cli import EXIT_FAIL, EXIT_OK
     table = (
-        Opt("onnx", "the ONNX model", required=True),
+        Opt("onnx", "the ONNX model (or --caffe)"),
+        Opt("caffe", "the Caffe network (.prototxt), with --weight; reference: OpenCV DNN"),
+        Opt("weight", "the Caffe weights (.caffemodel)"),
+        Opt("op_name_map", "the --op_name_map file the Caffe OM was compiled with", ""),
         Opt("om", "the OM compiled from it", required=True),
         Opt("input", "comma-separated input files in OM input order (.npy or raw .bin); "
                      "default: seeded random values"),
@@ -284,6 +290,17 @@ def main(argv: list) -> int:
             raise GeError(BAD_INPUT, {"reason": f"the model has {len(model.inputs)} input(s); "
                                                 f"{len(files)} file(s) given"})
         inputs = [read_input(p, s) for p, s in zip(files, model.inputs)]
+    if args["caffe"]:
+        from .compare_caffe import compare_caffe
+        if not args["weight"]:
+            raise GeError("E10004", {"parameter": "weight"})
+        result = compare_caffe(args["caffe"], args["weight"], model, inputs, rtol=args["rtol"],
+                               atol=args["atol"], seed=args["seed"], dump=args["dump"],
+                               op_name_map=args["op_name_map"])
+        print(format_report(result, args["rtol"], args["atol"]))
+        return EXIT_OK if result.ok else EXIT_FAIL
+    if not args["onnx"]:
+        raise GeError("E10004", {"parameter": "onnx"})
     frozen = parse_freeze_option(args["freeze_inputs"])
     result = compare_model(args["onnx"], model, inputs, rtol=args["rtol"], atol=args["atol"],
                            seed=args["seed"], dump=args["dump"], frozen=frozen)

@@ -2,9 +2,10 @@
 
 PriorBox depends only on the shapes of its inputs (feature map, image), so the compiler folds
 it to a constant.  SSDDetectionOutput decodes the boxes, keeps per class the boxes above the
-confidence threshold after non-maximum suppression, then the keep_top_k best overall; its
-output has Caffe's row layout [image_id, label, score, xmin, ymin, xmax, ymax] with a fixed
-keep_top_k rows per image (ours: CANN's op writes a [batch, n, 8] box list), unused rows -1.
+confidence threshold after non-maximum suppression, then the keep_top_k best overall, in
+descending score (as OpenCV's DNN module orders them; Caffe groups them by label); its output
+has Caffe's row layout [image_id, label, score, xmin, ymin, xmax, ymax] with a fixed keep_top_k
+rows per image (ours: CANN's op writes a [batch, n, 8] box list), unused rows -1.
 """
 from __future__ import annotations
 
@@ -155,9 +156,7 @@ def kernel_detection_output(ins, attrs):
             for i in _nms(boxes, scores[:, c], attrs["confidence_threshold"], attrs["top_k"],
                           attrs["iou_threshold"], attrs["eta"]):
                 found.append((scores[i, c], c, i))
-        if len(found) > keep_top_k:
-            best = sorted(range(len(found)), key=lambda k: -found[k][0])[:keep_top_k]
-            found = [found[k] for k in sorted(best, key=lambda k: (found[k][1], -found[k][0]))]
+        found = sorted(found, key=lambda f: -f[0])[:keep_top_k]   # stable: label order on ties
         for row, (score, c, i) in enumerate(found):
             out[n * keep_top_k + row] = [n, c, score, *boxes[i]]
     return [out.reshape(1, 1, -1, 7).astype(np.float32)]
