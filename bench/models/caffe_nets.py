@@ -290,9 +290,11 @@ def squeezenet(width_div: int = 1, image: int = 227, seed: int = 0) -> CaffeNet:
     return n
 
 
-def resnet50(width_div: int = 1, image: int = 224, seed: int = 0, blocks=(3, 4, 6, 3)) -> CaffeNet:
+def resnet50(width_div: int = 1, image: int = 224, seed: int = 0, blocks=(3, 4, 6, 3),
+             stride_on_3x3: bool = False) -> CaffeNet:
     """Caffe ResNet-50 (He et al.'s deploy prototxt: stride on the first 1x1, BatchNorm + Scale
-    after every convolution, Eltwise SUM shortcuts)."""
+    after every convolution, Eltwise SUM shortcuts); stride_on_3x3 gives torchvision's v1.5
+    layout of bench/models/resnet50.py."""
     n, w = CaffeNet("resnet50", seed), lambda c: max(c // width_div, 2)
     x = n.input("data", (1, 3, image, image), style="input_dim")
     x = n.conv(x, 3, w(64), 7, 2, 3, name="conv1", bias=False)
@@ -308,9 +310,10 @@ def resnet50(width_div: int = 1, image: int = 224, seed: int = 0, blocks=(3, 4, 
             if b == 0:
                 shortcut = n.bn_scale(n.conv(x, cin, out, 1, stride, name=f"{name}_branch1",
                                              bias=False), out, f"{name}_branch1")
-            y = n.conv(x, cin, p, 1, stride, name=f"{name}_branch2a", bias=False)
+            s1, s3 = (1, stride) if stride_on_3x3 else (stride, 1)
+            y = n.conv(x, cin, p, 1, s1, name=f"{name}_branch2a", bias=False)
             y = n.relu(n.bn_scale(y, p, f"{name}_branch2a"), name=f"{name}_branch2a_relu")
-            y = n.conv(y, p, p, 3, 1, 1, name=f"{name}_branch2b", bias=False)
+            y = n.conv(y, p, p, 3, s3, 1, name=f"{name}_branch2b", bias=False)
             y = n.relu(n.bn_scale(y, p, f"{name}_branch2b"), name=f"{name}_branch2b_relu")
             y = n.conv(y, p, out, 1, name=f"{name}_branch2c", bias=False)
             y = n.bn_scale(y, out, f"{name}_branch2c")
