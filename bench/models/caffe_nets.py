@@ -73,8 +73,7 @@ class CaffeNet:
         layer.bottom.extend(bottoms)
         tops = [name] if tops is None else list(tops)
         layer.top.extend(tops)
-        for key, value in params.items():
-            fill(getattr(layer, key), value)
+        fill(layer, params)
         if blobs:
             self.blobs[name] = [b if isinstance(b, np.ndarray) else self.random(b)
                                 for b in blobs]

@@ -144,3 +144,23 @@ def test_atc_writes_the_om_pyatc_writes(entry_argv, entry_env, atc_main, tmp_pat
     assert done.returncode == 0, done.stdout + done.stderr
     assert atc_main(*args, cwd=tmp_path / "here").rc == 0
     same_om_but_model_def(tmp_path / "proc" / "m.om", tmp_path / "here" / "m.om")
+
+
+def test_data_layer_takes_its_shape_from_input_shape(atc_main, tmp_path):
+    """A `Data` (database reader) layer has no shape: --input_shape gives it (E11005 without);
+    the TRAIN-phase reader beside it is skipped."""
+    n = CaffeNet("reader", seed=4)
+    n.layer("Data", "train_data", [], ["data"], include={"phase": 0},
+            data_param={"source": "train_lmdb", "batch_size": 8})
+    n.layer("Data", "data", [], ["data"], include={"phase": 1},
+            data_param={"source": "test_lmdb", "batch_size": 1})
+    n.layer("Sigmoid", "sig", ["data"])
+    prototxt, weight = n.save(tmp_path)
+    args = ("--framework=0", f"--model={prototxt}", f"--weight={weight}", "--output=m",
+            f"--soc_version={SAMPLE_SOC}")
+    run = atc_main(*args, cwd=tmp_path)
+    assert run.rc == 255 and "E11005" in run.text and "for input data" in run.text
+    run = atc_main(*args, "--input_shape=data:1,3,5,5", cwd=tmp_path)
+    assert run.rc == 0, run.text
+    model = load(str(tmp_path / "m.om"))
+    assert [i.shape for i in model.inputs] == [(1, 3, 5, 5)]

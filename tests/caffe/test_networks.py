@@ -98,3 +98,11 @@ def test_netron_opens_the_om(name, caffe_compile, atc_main, tmp_path):
     ops = [(op["name"], op["type"]) for op in ours["graph"][0]["op"] if op["type"] != "Const"]
     assert [(n["name"], n["type"]) for n in seen["graphs"][0]["nodes"]] == ops
     assert any(t == "Conv2D" for _, t in ops)
+
+
+def test_batchnorm_and_scale_fold_into_the_convolution(caffe_compile):
+    """Caffe's Conv - BatchNorm - Scale: both fold into the convolution, as ONNX's Conv - BN."""
+    from ge.om import read_om
+    model = _model(caffe_compile, "resnet")
+    types = [op.type for g in read_om(str(model.om)).model_def.graph for op in g.op]
+    assert "Conv2D" in types and "BatchNorm" not in types and "Mul" not in types

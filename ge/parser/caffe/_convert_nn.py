@@ -56,12 +56,17 @@ def _bias(ctx: LayerCtx, i: int, n: int, present: bool):
     return ctx.weight(i, [n], "bias") if present else None
 
 
-def convolution(ctx: LayerCtx) -> list:
-    p, kernel, stride, pad, dilation = _conv_geometry(ctx)
+def _groups(ctx: LayerCtx, p) -> tuple[int, int]:
     c_in, group = ctx.shape()[1], p.group
     if group < 1 or c_in % group or p.num_output % group:
         refuse(f"group {group} must divide the input channels {c_in} and num_output "
                f"{p.num_output}")
+    return c_in, group
+
+
+def convolution(ctx: LayerCtx) -> list:
+    p, kernel, stride, pad, dilation = _conv_geometry(ctx)
+    c_in, group = _groups(ctx, p)
     w = ctx.weight(0, [p.num_output, c_in // group] + kernel, "weight")
     b = _bias(ctx, 1, p.num_output, p.bias_term)
     return ctx.one("Conv2D", [ctx.ins[0], w, b], _conv_attrs(stride, pad, dilation, group),
@@ -70,10 +75,7 @@ def convolution(ctx: LayerCtx) -> list:
 
 def deconvolution(ctx: LayerCtx) -> list:
     p, kernel, stride, pad, dilation = _conv_geometry(ctx)
-    c_in, group = ctx.shape()[1], p.group
-    if group < 1 or c_in % group or p.num_output % group:
-        refuse(f"group {group} must divide the input channels {c_in} and num_output "
-               f"{p.num_output}")
+    c_in, group = _groups(ctx, p)
     w = ctx.weight(0, [c_in, p.num_output // group] + kernel, "weight")
     b = _bias(ctx, 1, p.num_output, p.bias_term)
     size = ctx.const_node([0, 0, 0, 0], "int64", "input_size")
@@ -184,9 +186,23 @@ def _operand(ctx: LayerCtx, dims: list, bcast: list, blob_index: int, suffix: st
 
 
 def scale(ctx: LayerCtx) -> list:
+    """Per-channel scale (+ bias) of a 4-D bottom from blobs: one BatchNorm with mean 0,
+    variance 1 and epsilon 0 (the same numbers; one IR node per layer as CANN's Scale op, and
+    the compiler folds it into a preceding convolution); otherwise Mul (+ Add)."""
     p = ctx.layer.scale_param
     two = len(ctx.ins) > 1
     dims, bcast = _affine_shape(ctx, p.axis, p.num_axes, two)
+    if not two and ctx.rank() == 4 and ctx.axis(p.axis) == 1 and len(dims) == 1:
+        c = dims[0]
+        gamma = ctx.weight(0, [c], "scale")
+        beta = ctx.weight(1, [c], "offset") if p.bias_term else \
+            ctx.const_node(np.zeros(c, np.float32), suffix="offset")
+        mean = ctx.const_node(np.zeros(c, np.float32), suffix="mean")
+        var = ctx.const_node(np.ones(c, np.float32), suffix="variance")
+        attrs = {"epsilon": 0.0, "data_format": "NCHW", "is_training": False}
+        node = ctx.emit("BatchNorm", [ctx.ins[0], gamma, beta, mean, var], attrs,
+                        num_outputs=5, fmt=NCHW)
+        return [(node, 0)]
     s = _operand(ctx, dims, bcast, -1 if two else 0, "scale")
     y = (ctx.emit("Mul", [ctx.ins[0], s]), 0)
     if p.bias_term:

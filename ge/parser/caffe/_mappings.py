@@ -46,7 +46,7 @@ MAPPINGS: tuple[CaffeLayer, ...] = (
     _row("Pooling", ("MaxPoolV3", "AvgPoolV2"), N.pooling, ours=True),
     _row("InnerProduct", (C, "Reshape", "MatMulV2"), N.inner_product, weights=True, ours=True),
     _row("BatchNorm", (C, "BatchNorm"), N.batch_norm, weights=True),
-    _row("Scale", (C, "Reshape", "Mul", "Add"), N.scale, weights=True, ours=True),
+    _row("Scale", (C, "BatchNorm", "Reshape", "Mul", "Add"), N.scale, weights=True, ours=True),
     _row("Bias", (C, "Reshape", "Add"), N.bias, weights=True, ours=True),
     _row("PReLU", (C, "PRelu"), N.prelu, weights=True),
     _row("LRN", "LRN", N.lrn),
