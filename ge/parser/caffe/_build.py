@@ -145,8 +145,15 @@ def _write_top(state: _State, layer: str, index: int, blob: str, edge: tuple) ->
 
 
 def _infer(emitted: list) -> None:
-    """Shapes of the nodes a conversion created, in creation order (consumers need them)."""
+    """Shapes of the nodes a conversion created, in creation order (consumers need them); a
+    Const's desc is its value's (the registry's inference of it is not needed here)."""
     for node, _suffix in emitted:
+        if node.type == "Const":
+            value = node.attr("value")
+            dims = list(value.numpy().shape)
+            node.out_desc(0).set_shape(dims).set_origin_shape(dims).set_data_type(
+                value.data_type)
+            continue
         for i, edge in enumerate(node.inputs()):
             if edge is not None:
                 node.update_input_desc(i, edge[0].out_desc(edge[1]))
