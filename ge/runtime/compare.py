@@ -233,8 +233,10 @@ def _compare_nodes(result: Comparison, model, proto, seen: dict, ref: dict, rtol
                                      step.type))
 
 
-def format_report(result: Comparison, rtol: float, atol: float) -> str:
-    lines = [f"tolerance: |ours - onnxruntime| <= {atol:g} + {rtol:g} * max|onnxruntime| "
+def format_report(result: Comparison, rtol: float, atol: float,
+                  reference: str = "onnxruntime", tensor: str = "ONNX tensor") -> str:
+    """`reference` names the reference runtime, `tensor` what our ops are compared with."""
+    lines = [f"tolerance: |ours - {reference}| <= {atol:g} + {rtol:g} * max|{reference}| "
              "(per tensor)"]
     lines.append(f"{'output':<40} {'shape':<20} {'max abs err':>12} {'max rel err':>12}  result")
     for d in result.outputs:
@@ -244,11 +246,11 @@ def format_report(result: Comparison, rtol: float, atol: float) -> str:
         bad = result.first_divergence
         lines.append(f"node comparison: {len(result.nodes)} ops compared, "
                      f"{sum(not d.ok for d in result.nodes)} outside tolerance, "
-                     f"{len(result.unmapped)} without an ONNX tensor")
+                     f"{len(result.unmapped)} without an {tensor}")
         if bad is None:
             lines.append("no divergence")
         else:
-            lines.append(f"first divergence: op {bad.name} ({bad.op_type}) vs ONNX tensor "
+            lines.append(f"first divergence: op {bad.name} ({bad.op_type}) vs {tensor} "
                          f"{bad.reference}: max abs {bad.max_abs:.4g}, max rel "
                          f"{bad.max_rel:.4g}, first bad index {bad.first_bad}")
     lines.append("result: " + ("PASS" if result.ok else "FAIL"))
@@ -297,7 +299,8 @@ def main(argv: list) -> int:
         result = compare_caffe(args["caffe"], args["weight"], model, inputs, rtol=args["rtol"],
                                atol=args["atol"], seed=args["seed"], dump=args["dump"],
                                op_name_map=args["op_name_map"])
-        print(format_report(result, args["rtol"], args["atol"]))
+        print(format_report(result, args["rtol"], args["atol"], reference="OpenCV",
+                            tensor="equivalent Caffe layer"))
         return EXIT_OK if result.ok else EXIT_FAIL
     if not args["onnx"]:
         raise GeError("E10004", {"parameter": "onnx"})

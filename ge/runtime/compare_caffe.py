@@ -89,6 +89,9 @@ def compare_caffe(prototxt: str, weight: str, om_model, inputs=None, *, rtol: fl
     for k, value in enumerate(ours):
         result.outputs.append(diff(model.outputs[k].name, tops[k], value,
                                    values[out_layers[k]], rtol, atol))
+    if dump:
+        mapped = {id(step) for _, step in steps}
+        result.unmapped = [s.name for s in model._plan.root.steps if id(s) not in mapped]
     for layer, step in steps:
         if step.name in seen:
             result.nodes.append(diff(step.name, layer, seen[step.name][0], values[layer],

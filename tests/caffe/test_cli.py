@@ -164,3 +164,21 @@ def test_data_layer_takes_its_shape_from_input_shape(atc_main, tmp_path):
     assert run.rc == 0, run.text
     model = load(str(tmp_path / "m.om"))
     assert [i.shape for i in model.inputs] == [(1, 3, 5, 5)]
+
+
+def test_python_api_builds_the_graph_atc_builds(atc_main, tmp_path):
+    """parse_caffe + ge.offline_compile.build_model (options as GE keys) gives the ops and
+    output shapes of `atc --framework=0` with the same options as flags."""
+    from ge.offline_compile import build_model, save_model
+    from ge.parser.caffe import parse_caffe
+    atc_model = _compile(atc_main, tmp_path, "--out_nodes=right;conv1")
+    prototxt, weight = tmp_path / "cli.prototxt", tmp_path / "cli.caffemodel"
+    graph = parse_caffe(prototxt, weight, {"ge.outputNodeName": "right;conv1"}, "m")
+    save_model(str(tmp_path / "api.om"),
+               build_model(graph, {"ge.socVersion": SAMPLE_SOC}))
+    api_model = load(str(tmp_path / "api.om"))
+    assert [o.shape for o in api_model.outputs] == [o.shape for o in atc_model.outputs]
+
+    def ops(path):
+        return [(op.name, op.type) for g in read_om(str(path)).model_def.graph for op in g.op]
+    assert ops(tmp_path / "api.om") == ops(tmp_path / "m.om")
