@@ -19,16 +19,19 @@ from .compare import Comparison, diff, random_inputs
 
 __all__ = ["compare_caffe", "run_opencv"]
 
+_OPENCV = "'opencv-python-headless<5' (pip), the test extra of pyatc"
+
 
 def _cv2():
     try:
         import cv2
     except ImportError as exc:
-        raise GeError("EP0601", {"reason": f"OpenCV (cv2) cannot be imported ({exc})"}) \
-            from None
+        raise GeError("EP0601", {"reason": f"OpenCV (cv2) cannot be imported ({exc}); install "
+                                           f"{_OPENCV}"}) from None
     if not hasattr(cv2, "dnn") or not hasattr(cv2.dnn, "readNetFromCaffe"):
         raise GeError("EP0601", {"reason": f"OpenCV {cv2.__version__} has no Caffe importer "
-                                           "(cv2.dnn.readNetFromCaffe; OpenCV 5 dropped it)"})
+                                           f"(cv2.dnn.readNetFromCaffe; OpenCV 5 dropped it); "
+                                           f"install {_OPENCV}"})
     return cv2
 
 

@@ -106,3 +106,19 @@ def test_batchnorm_and_scale_fold_into_the_convolution(caffe_compile):
     model = _model(caffe_compile, "resnet")
     types = [op.type for g in read_om(str(model.om)).model_def.graph for op in g.op]
     assert "Conv2D" in types and "BatchNorm" not in types and "Mul" not in types
+
+
+def test_compare_without_opencv_is_a_coded_error(caffe_compile):
+    """No OpenCV in the interpreter (cv2 made unimportable): EP0601 naming it, status 255."""
+    model = _model(caffe_compile, "googlenet")
+    code = ("import sys; sys.modules['cv2'] = None\n"
+            "from ge.runtime._cli import guarded\n"
+            "from ge.runtime.compare import main\n"
+            "sys.exit(guarded(main, sys.argv[1:]))\n")
+    run = subprocess.run([sys.executable, "-c", code, "--caffe", str(model.prototxt),
+                          "--weight", str(model.weight), "--om", str(model.om)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 255
+    assert "EP0601" in run.stdout + run.stderr and "opencv-python-headless" in \
+        run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
