@@ -70,6 +70,21 @@ CASES = {   # name: (prototxt edit or None, weight bytes maker, code, text the m
                             "mutually exclusive"),
     "input_without_shape": (lambda text: 'input: "a"\n' + text, None, "E11005",
                             "for input a"),
+    "input_shape_count": (lambda text: 'input: "a" input: "b" input_shape { dim: 1 }\n' + text,
+                          None, "E11004", "input shapes is 1, which does not match the number "
+                          "of inputs 2"),
+    "input_zero_dim": (lambda text: text.replace("dim: 8", "dim: 0", 1), None, "E11027",
+                       "Op data with optype Data"),
+    "input_two_tops": (lambda text: text.replace('top: "data"', 'top: "data" top: "d2"', 1),
+                       None, "E11035", "data node data is not 1 but 2"),
+    "inputs_share_a_top": (lambda text: text + 'layer { name: "data2" type: "Input" '
+                           'top: "data" input_param { shape { dim: 1 } } }\n', None, "E11036",
+                           "duplicate top blobs data"),
+    "parameter_refused": (lambda text: text + 'layer { name: "am" type: "ArgMax" bottom: '
+                          '"fc1" top: "am" argmax_param { top_k: 2 } }\n', None, "E11010",
+                          "Failed to convert Op am (optype ArgMax)"),
+    "layer_without_top": (lambda text: text + 'layer { name: "r2" type: "ReLU" '
+                          'bottom: "fc1" }\n', None, "E11037", "Op r2 has zero outputs"),
 }
 
 
