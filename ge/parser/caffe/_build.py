@@ -129,10 +129,7 @@ def _input_layer(state: _State, name: str, layer) -> None:
     if top in state.scope:
         raise GeError("E11036", {"topname": top})
     shapes = layer.input_param.shape if layer.type == "Input" else ()
-    dims = list(shapes[0].dim) if shapes else None
-    if layer.type == "DummyData" and layer.HasField("data_param"):
-        dims = None
-    _add_data(state, name, top, dims)
+    _add_data(state, name, top, list(shapes[0].dim) if shapes else None)
 
 
 # -- layers -------------------------------------------------------------------------------------
