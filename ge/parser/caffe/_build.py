@@ -80,7 +80,7 @@ def precheck(layers: list, op_name_map: dict) -> None:
 
 # -- inputs -------------------------------------------------------------------------------------
 
-def _net_inputs(net, options: CaffeOptions) -> list:
+def _net_inputs(net) -> list:
     """(name, dims) of the NetParameter's `input` fields (CANN's ParseInput)."""
     names = list(net.input)
     if not names:
@@ -238,17 +238,20 @@ def build_graph(net, weights, options: CaffeOptions, graph_name: str) -> Graph:
     precheck(layers, options.op_name_map)
     graph = Graph(graph_name)
     state = _State(graph, options, weight_blobs(weights))
-    net_inputs = _net_inputs(net, options)
-    names = {n for n, _ in net_inputs} | {layer.top[0] for _, layer in layers
-                                         if layer.type in INPUT_TYPES and layer.top}
-    names |= {name for name, layer in layers if layer.type in INPUT_TYPES}
+    net_inputs = _net_inputs(net)
+    is_input = {name: layer_type(layer, options.op_name_map) in INPUT_TYPES
+                for name, layer in layers}
+    names = {n for n, _ in net_inputs}
+    for name, layer in layers:
+        if is_input[name]:
+            names |= {name, *layer.top}
     for name in options.input_shapes:
         if name not in names:
             raise GeError("E10016", {"opname": name, "parameter": "input_shape"})
     for name, dims in net_inputs:
         _add_data(state, name, name, dims)
     for name, layer in layers:
-        if layer_type(layer, options.op_name_map) in INPUT_TYPES:
+        if is_input[name]:
             _input_layer(state, name, layer)
         else:
             _convert(state, name, layer)
