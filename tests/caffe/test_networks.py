@@ -83,9 +83,9 @@ def test_compare_command_line(caffe_compile):
 
 
 @pytest.mark.skipif(not NODE or not NETRON, reason="needs node and netron")
-@pytest.mark.parametrize("name", ["resnet", "mobilenet"])
-def test_netron_opens_the_om(name, caffe_compile, atc_main, tmp_path):
-    model = _model(caffe_compile, name)
+@pytest.mark.parametrize("name", sorted(NETS) + ["ssd_head"])
+def test_netron_opens_the_om(name, caffe_compile, atc_main, ssd, tmp_path):
+    model = ssd if name == "ssd_head" else _model(caffe_compile, name)
     run = atc_main("--mode=1", f"--om={model.om}", f"--json={tmp_path / 'm.json'}",
                    cwd=tmp_path)
     assert run.rc == 0, run.text
