@@ -115,6 +115,9 @@ ROW_NETS = {
     "BatchNorm": ("BatchNorm", single("BatchNorm", blobs=[
         np.arange(4, dtype=np.float32), np.full(4, 3.0, np.float32),
         np.array([0.5], np.float32)], batch_norm_param={"eps": 1e-3})),
+    "BatchNorm/batch_statistics": ("BatchNorm", single("BatchNorm", blobs=[
+        np.zeros(4, np.float32), np.ones(4, np.float32), np.array([1.0], np.float32)],
+        batch_norm_param={"use_global_stats": False, "eps": 1e-3})),
     "Scale": ("Scale", single("Scale", blobs=[(4,), (4,)], scale_param={"bias_term": True})),
     "Scale/second_bottom": ("Scale", scale_second_bottom),
     "Bias": ("Bias", single("Bias", blobs=[(4,)])),
@@ -187,13 +190,17 @@ def _per_channel(v):
 
 
 # Cases OpenCV's DNN module cannot run (no such layer) or computes another function than Caffe
-# (it ignores InnerProduct's transpose, LRN's k, Log's scale/shift, Normalize's per-channel
-# scale across space and the bias of a two-bottom Scale): (inputs, blobs) -> expected top.
+# (it ignores InnerProduct's transpose, LRN's k, Log's scale/shift, Normalize's per-channel scale
+# across space and the bias of a two-bottom Scale; its batch statistics differ by 1e-3):
+# (inputs, blobs) -> expected top.
 NUMPY_REFERENCE = {
     "InnerProduct/transpose": lambda xs, b: xs[0].reshape(1, -1) @ b["layer"][0],
     "Scale/second_bottom": lambda xs, b: xs[0] * _per_channel(xs[1])
     + _per_channel(b["layer"][0]),
     "Bias": lambda xs, b: xs[0] + _per_channel(b["layer"][0]),
+    "BatchNorm/batch_statistics": lambda xs, b: (
+        (xs[0] - xs[0].mean(axis=(0, 2, 3), keepdims=True))
+        / np.sqrt(xs[0].var(axis=(0, 2, 3), keepdims=True) + 1e-3)),
     "LRN/across": _lrn_across,
     "Normalize": _normalize,
     "Log": lambda xs, b: np.log(0.5 * xs[0].astype(np.float64) + 8.0),
