@@ -4,7 +4,7 @@ seeded random weights, for tests and benchmarks (no Caffe, no downloads).
 ``CaffeNet`` is the writer: ``input``, ``layer`` (any type, parameters as nested dicts, blobs as
 shapes filled with random values or as arrays) and helpers for the common layers; ``save``
 writes ``<name>.prototxt`` (no blobs) and ``<name>.caffemodel`` (layers with their blobs, as
-Caffe writes them; ``v1=True`` writes the legacy ``layers`` form).  ``NETS`` maps a name to a
+Caffe writes them; ``v1=True`` writes the legacy ``layers`` form with 4-D legacy blob dims).  ``NETS`` maps a name to a
 builder ``(width_div=1, image=224, seed=0) -> CaffeNet``.
 """
 from __future__ import annotations
@@ -149,7 +149,11 @@ class CaffeNet:
             w.top.extend(layer.top)
             for array in self.blobs.get(layer.name, []):
                 blob = w.blobs.add()
-                blob.shape.dim.extend(array.shape)
+                if v1:      # legacy 4-D num/channels/height/width, as V1 Caffe wrote them
+                    dims = (1,) * (4 - array.ndim) + array.shape
+                    blob.num, blob.channels, blob.height, blob.width = dims
+                else:
+                    blob.shape.dim.extend(array.shape)
                 blob.data.extend(array.reshape(-1).tolist())
         return out
 
