@@ -105,6 +105,8 @@ ROW_NETS = {
         "pool": 0, "kernel_size": 3, "stride": 2})),
     "Pooling/ave_pad": ("Pooling", single("Pooling", pooling_param={
         "pool": 1, "kernel_size": 3, "stride": 2, "pad": 1})),
+    "Pooling/ave_ceil_clipped": ("Pooling", single("Pooling", (1, 4, 8, 8), pooling_param={
+        "pool": 1, "kernel_size": 3, "stride": 2})),
     "Pooling/global": ("Pooling", single("Pooling", pooling_param={
         "pool": 1, "global_pooling": True})),
     "InnerProduct": ("InnerProduct", single("InnerProduct", blobs=[(5, 196), (5,)],
