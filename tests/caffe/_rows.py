@@ -98,6 +98,9 @@ ROW_NETS = {
                                            pad_h=1, pad_w=0)),
     "Convolution/group_dilation": ("Convolution", conv(kernel_size=[3, 3], group=2,
                                                        dilation=[2], pad=[2])),
+    "Convolution/depthwise": ("Convolution", single(
+        "Convolution", blobs=[(4, 1, 3, 3)], convolution_param={
+            "num_output": 4, "kernel_size": [3], "pad": [1], "group": 4, "bias_term": False})),
     "Deconvolution": ("Deconvolution", single(
         "Deconvolution", blobs=[(4, 3, 4, 4), (3,)],
         convolution_param={"num_output": 3, "kernel_size": [4], "stride": [2], "pad": [1]})),
