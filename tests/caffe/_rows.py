@@ -156,6 +156,8 @@ ROW_NETS = {
     "Dropout": ("Dropout", single("Dropout", dropout_param={"dropout_ratio": 0.3})),
     "Flatten": ("Flatten", single("Flatten", flatten_param={"axis": 1, "end_axis": 2})),
     "Reshape": ("Reshape", single("Reshape", reshape_param={"shape": {"dim": [0, -1, 7]}})),
+    "Reshape/axis": ("Reshape", single("Reshape", reshape_param={
+        "shape": {"dim": [2, 2]}, "axis": 1, "num_axes": 1})),
     "Permute": ("Permute", single("Permute", permute_param={"order": [0, 2, 3, 1]})),
     "Crop": ("Crop", crop),
     "Reduction/sum": ("Reduction", single("Reduction", reduction_param={
@@ -168,6 +170,8 @@ ROW_NETS = {
         "operation": 4, "axis": 1})),
     "ArgMax": ("ArgMax", single("ArgMax", argmax_param={"axis": 1})),
     "Interp": ("Interp", single("Interp", interp_param={"height": 11, "width": 5})),
+    "Interp/zoom": ("Interp", single("Interp", interp_param={"zoom_factor": 2})),
+    "ArgMax/flat": ("ArgMax", single("ArgMax")),
     "Upsample": ("Upsample", single("Upsample", upsample_param={"scale": 2.0, "stride": 2})),
 }
 
@@ -214,5 +218,7 @@ NUMPY_REFERENCE = {
     "Reduction/sumsq": _reduce(lambda x, a: (x * x).sum(axis=a), -1),
     "Reduction/mean": _reduce(lambda x, a: x.mean(axis=a), 1),
     "ArgMax": lambda xs, b: xs[0].argmax(axis=1)[:, None].astype(np.float32),
+    "ArgMax/flat": lambda xs, b: xs[0].reshape(1, -1).argmax(axis=1).reshape(1, 1, 1)
+    .astype(np.float32),
     "Upsample": lambda xs, b: 2.0 * xs[0].repeat(2, axis=2).repeat(2, axis=3),
 }
