@@ -173,6 +173,8 @@ ROW_NETS = {
     "Interp/zoom": ("Interp", single("Interp", interp_param={"zoom_factor": 2})),
     "ArgMax/flat": ("ArgMax", single("ArgMax")),
     "Upsample": ("Upsample", single("Upsample", upsample_param={"scale": 2.0, "stride": 2})),
+    "Upsample/hw": ("Upsample", single("Upsample", upsample_param={"stride_h": 3,
+                                                                   "stride_w": 1})),
 }
 
 
@@ -221,4 +223,5 @@ NUMPY_REFERENCE = {
     "ArgMax/flat": lambda xs, b: xs[0].reshape(1, -1).argmax(axis=1).reshape(1, 1, 1)
     .astype(np.float32),
     "Upsample": lambda xs, b: 2.0 * xs[0].repeat(2, axis=2).repeat(2, axis=3),
+    "Upsample/hw": lambda xs, b: xs[0].repeat(3, axis=2),
 }
