@@ -10,12 +10,12 @@ import sys
 
 import pytest
 
+from _netron import needs_netron, netron_view
 from _samples import SAMPLE_SOC
 from bench.models import caffe_nets
 from ge.parser.caffe import parse_caffe
 from ge.runtime.compare_caffe import compare_caffe
 
-from om.test_netron import NETRON, NODE, SCRIPT
 
 NETS = {
     "alexnet": lambda: caffe_nets.alexnet(width_div=16, image=67),
@@ -82,7 +82,7 @@ def test_compare_command_line(caffe_compile):
     assert "result: PASS" in run.stdout and "no divergence" in run.stdout
 
 
-@pytest.mark.skipif(not NODE or not NETRON, reason="needs node and netron")
+@needs_netron
 @pytest.mark.parametrize("name", sorted(NETS) + ["ssd_head"])
 def test_netron_opens_the_om(name, caffe_compile, atc_main, ssd, tmp_path):
     model = ssd if name == "ssd_head" else _model(caffe_compile, name)
@@ -90,10 +90,7 @@ def test_netron_opens_the_om(name, caffe_compile, atc_main, ssd, tmp_path):
                    cwd=tmp_path)
     assert run.rc == 0, run.text
     ours = json.loads((tmp_path / "m.json").read_text())
-    view = subprocess.run([NODE, SCRIPT, NETRON, str(model.om)], capture_output=True,
-                          text=True, timeout=120)
-    assert view.returncode == 0, view.stderr
-    seen = json.loads(view.stdout)
+    seen = netron_view(str(model.om))
     assert seen["format"] == "DaVinci OM"
     ops = [(op["name"], op["type"]) for op in ours["graph"][0]["op"] if op["type"] != "Const"]
     assert [(n["name"], n["type"]) for n in seen["graphs"][0]["nodes"]] == ops
