@@ -15,9 +15,9 @@ from ge import ops
 from ge.errors import GeError
 from ge.graph import DataType, Graph, TensorDesc
 from ge.graph.types import AttrValueType as VT
-from ge.parser.onnx._context import port_names
 
-from ._context import ConvertError, LayerCtx
+from .._emit import ConvertError, port_names
+from ._context import LayerCtx
 from ._mappings import BY_TYPE, INPUT_TYPES, UNSUPPORTED_DETECTION
 from ._model import is_train_only, unique_layer_names, weight_blobs
 from ._options import CaffeOptions
@@ -178,8 +178,7 @@ def _convert(state: _State, name: str, layer) -> None:
     blobs = state.weights.get(name)
     if blobs is None and layer.blobs:
         blobs = list(layer.blobs)                 # weights written into the prototxt
-    ctx = LayerCtx(state.graph, None, name, 0, ins, list(layer.bottom), [], {}, {},
-                   layer=layer, shapes=shapes, blobs=blobs)
+    ctx = LayerCtx(state.graph, name, ins, layer, shapes, blobs)
     try:
         outs = row.convert(ctx)
     except ConvertError as exc:

@@ -1,5 +1,5 @@
-"""What a converter sees of one Caffe layer: the ONNX parser's `NodeCtx` (emitting IR nodes with
-registry port names) plus the layer message, its bottoms' static shapes and its weight blobs.
+"""What a converter sees of one Caffe layer: the layer message, its bottoms' edges and static
+shapes and its weight blobs, with the parsers' IR emission (ge.parser._emit.Emitter).
 
 A converter is `(LayerCtx) -> list[Edge]`, one edge per top.  It refuses a layer it cannot
 express with `refuse(reason)` (E11010 upstream).  Weight blobs come from the caffemodel by layer
@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ge.errors import GeError
-from ge.graph import Format
-from ge.parser.onnx._context import ConvertError, NodeCtx, refuse
+from ge.graph import Format, Graph
 
+from .._emit import ConvertError, Emitter, refuse
 from ._model import blob_array
 
 __all__ = ["LayerCtx", "ConvertError", "refuse", "NCHW"]
@@ -23,10 +23,14 @@ NCHW = Format.FORMAT_NCHW
 
 
 @dataclass
-class LayerCtx(NodeCtx):
-    layer: object = None                              # LayerParameter
-    shapes: list = field(default_factory=list)        # static shape of each bottom
-    blobs: list | None = None                         # BlobProto list; None: not in weights
+class LayerCtx(Emitter):
+    graph: Graph
+    name: str                 # the (renamed) layer name
+    ins: list                 # Edge per bottom
+    layer: object             # LayerParameter
+    shapes: list              # static shape of each bottom
+    blobs: list | None        # BlobProto list; None: the layer is not in the weights
+    emitted: list = field(default_factory=list)       # (Node, name suffix) in creation order
 
     @property
     def op_type(self) -> str:

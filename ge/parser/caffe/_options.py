@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from ge.errors import GeError
 from ge.fsutil import os_reason
 from ge.graph import Format
-from ge.parser.onnx._options import parse_input_shape
+from .._input_shape import parse_input_shape
 
 __all__ = ["CaffeOptions", "read_options", "read_op_name_map"]
 
