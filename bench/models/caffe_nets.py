@@ -19,8 +19,8 @@ if __package__ in (None, ""):  # run as a script: make ``bench.models`` importab
 import numpy as np  # noqa: E402
 from google.protobuf import text_format  # noqa: E402
 
-from ge.parser.caffe._model import is_repeated_field  # noqa: E402
 from ge.proto.caffe import V1_LAYER_TYPES, NetParameter  # noqa: E402
+from ge.proto.schema import is_repeated  # noqa: E402
 
 __all__ = ["CaffeNet", "NETS", "fill"]
 
@@ -36,7 +36,7 @@ def fill(message, values: dict) -> None:
     """Set a message's fields from a dict: nested dicts for messages, lists for repeated."""
     for key, value in values.items():
         field = message.DESCRIPTOR.fields_by_name[key]
-        if is_repeated_field(field):
+        if is_repeated(field):
             target = getattr(message, key)
             for item in (value if isinstance(value, (list, tuple)) else [value]):
                 if isinstance(item, dict):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from ge.errors import GeError
+from ge.fsutil import make_dirs
 
 from .flags import FLAGS, FRAMEWORK_NAMES, NO_EFFECT, refused_value
 from .hostenv import HOST_CPUS_BY_OS, KNOWN_SOCS, NANO_SOCS, host_cpu, host_os
@@ -114,7 +115,7 @@ def prepare_check_report(state: RunState) -> str:
     if state.explicit("check_report") or not work:
         return report
     try:
-        os.makedirs(work, exist_ok=True)
+        make_dirs(work)
     except OSError as exc:
         raise _invalid(work, "ASCEND_WORK_PATH", f"[Errno {exc.errno}] {exc.strerror}") from None
     return os.path.join(work, report)

@@ -59,8 +59,22 @@ def build_graph(graph: Graph, options: dict, framework: int = 5) -> CompiledMode
     from .pipeline import run_pipeline
     check_host_target(options)
     ensure_plugins_loaded()
-    ctx = run_pipeline(graph, options)
+    cwd = os.getcwd()
+    try:
+        ctx = run_pipeline(graph, options)
+    finally:        # a pass that changed directory must not move relative outputs
+        _return_to(cwd)
     return CompiledModel(graph=graph, options=dict(options), context=ctx, framework=framework)
+
+
+def _return_to(cwd: str) -> None:
+    try:
+        moved = os.getcwd() != cwd
+    except OSError:             # the directory a pass moved to is gone
+        moved = True
+    if moved:
+        log.info("a pass changed the working directory; back to %s", cwd)
+        os.chdir(cwd)
 
 
 def compile_model_file(model_path: str, framework: int, options: dict,

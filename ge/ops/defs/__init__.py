@@ -2,4 +2,5 @@
 from . import structural, matmul, conv, elementwise, activation  # noqa: F401
 from . import norm, pool_reduce, shape, misc  # noqa: F401
 from . import detection  # noqa: F401
+from . import aipp  # noqa: F401
 from . import recurrent  # noqa: F401

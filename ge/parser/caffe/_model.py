@@ -11,9 +11,10 @@ from google.protobuf.message import DecodeError
 from ge.errors import GeError, warn
 from ge.fsutil import os_reason
 from ge.proto.caffe import NetParameter
+from ge.proto.schema import is_repeated
 
 __all__ = ["read_prototxt", "read_caffemodel", "upgrade_v1", "blob_array", "weight_blobs",
-           "unique_layer_names", "is_train_only", "net_to_json", "is_repeated_field"]
+           "unique_layer_names", "is_train_only", "net_to_json"]
 
 # V1LayerParameter.LayerType name -> the layer type string of the current format.
 _V1_TYPES = {
@@ -32,11 +33,6 @@ _V1_TYPES = {
 }
 # Fields copied as they are from a V1 layer (same names and message types in both forms).
 _V1_SKIP = {"type", "param", "blob_share_mode", "blobs_lr", "weight_decay", "layer"}
-
-
-def is_repeated_field(field) -> bool:
-    flag = getattr(field, "is_repeated", None)      # protobuf >= 5 (label is gone in 7)
-    return flag if flag is not None else field.label == field.LABEL_REPEATED
 
 
 def _read_bytes(path: str) -> bytes:
@@ -90,7 +86,7 @@ def upgrade_v1(net: NetParameter, path: str) -> None:
             if field.name in _V1_SKIP:
                 continue
             target = getattr(new, field.name)
-            if is_repeated_field(field):
+            if is_repeated(field):
                 target.extend(value)
             elif field.message_type is not None:
                 target.CopyFrom(value)
