@@ -37,11 +37,31 @@ def _check_onnx(model_path: str) -> tuple[str, list]:
     return name, ops
 
 
+def _check_caffe(model_path: str, options: dict) -> tuple[str, list]:
+    from ge.parser.caffe import supported_layers
+    net_name, layers = supported_layers(model_path, options)
+    ops, seen = [], set()
+    for name, kind, supported in layers:
+        causes = []
+        if name in seen:
+            causes.append({"code": CAUSE_NAME_REPEATED, "message": f"op name {name} is repeated"})
+        seen.add(name)
+        if not supported:
+            causes.append({"code": CAUSE_UNSUPPORTED, "message": f"type {kind} is not supported"})
+        ops.append({"name": name, "type": kind, "result": "failed" if causes else "success",
+                    "cause": causes})
+    import os
+    return net_name or os.path.splitext(os.path.basename(model_path))[0], ops
+
+
 def run_precheck(model_path: str, framework: int, options: dict) -> dict:
-    if framework != 5:
+    if framework not in (0, 5):
         raise GeError("EP0002", {"feature": f"--mode=3 with --framework={framework}",
-                                 "reason": "the pre-check reads ONNX (5) models only"})
-    name, ops = _check_onnx(model_path)
+                                 "reason": "the pre-check reads ONNX (5) and Caffe (0) models"})
+    if framework == 0:
+        name, ops = _check_caffe(model_path, options)
+    else:
+        name, ops = _check_onnx(model_path)
     failed = sum(1 for op in ops if op["result"] == "failed")
     return {"name": name, "result": "failed" if failed else "success", "total": len(ops),
             "pass": len(ops) - failed, "fail": failed, "op": ops}

@@ -2,6 +2,9 @@
 
     python3 -m ge.runtime.compare --onnx m.onnx --om m.om [--input a.npy,...] \\
         [--rtol 1e-4 --atol 1e-5] [--seed 0] [--freeze_inputs "k=k.npy"] [--dump]
+    python3 -m ge.runtime.compare --caffe m.prototxt --weight m.caffemodel --om m.om [--dump]
+
+The Caffe reference is OpenCV's DNN module (ge.runtime.compare_caffe).
 
 Library: `compare_model(onnx_model, om_model, inputs, rtol, atol, dump)` returns a
 `Comparison` (per output and, with dump, per node `TensorDiff` records); the caller decides
@@ -247,8 +250,10 @@ def _compare_nodes(result: Comparison, model, proto, seen: dict, ref: dict, rtol
                                      step.type))
 
 
-def format_report(result: Comparison, rtol: float, atol: float) -> str:
-    lines = [f"tolerance: |ours - onnxruntime| <= {atol:g} + {rtol:g} * max|onnxruntime| "
+def format_report(result: Comparison, rtol: float, atol: float,
+                  reference: str = "onnxruntime", tensor: str = "ONNX tensor") -> str:
+    """`reference` names the reference runtime, `tensor` what our ops are compared with."""
+    lines = [f"tolerance: |ours - {reference}| <= {atol:g} + {rtol:g} * max|{reference}| "
              "(per tensor)"]
     lines.append(f"{'output':<40} {'shape':<20} {'max abs err':>12} {'max rel err':>12}  result")
     for d in result.outputs:
@@ -261,11 +266,11 @@ def format_report(result: Comparison, rtol: float, atol: float) -> str:
         bad = result.first_divergence
         lines.append(f"node comparison: {len(result.nodes)} ops compared, "
                      f"{sum(not d.ok for d in result.nodes)} outside tolerance, "
-                     f"{len(result.unmapped)} without an ONNX tensor")
+                     f"{len(result.unmapped)} without an {tensor}")
         if bad is None:
             lines.append("no divergence")
         else:
-            lines.append(f"first divergence: op {bad.name} ({bad.op_type}) vs ONNX tensor "
+            lines.append(f"first divergence: op {bad.name} ({bad.op_type}) vs {tensor} "
                          f"{bad.reference}: max abs {bad.max_abs:.4g}, max rel "
                          f"{bad.max_rel:.4g}, first bad index {bad.first_bad}")
     lines.append("result: " + ("PASS" if result.ok else "FAIL"))
@@ -276,7 +281,10 @@ def main(argv: list) -> int:
     from ._args import Opt, help_text, parse
     from ._cli import EXIT_FAIL, EXIT_OK
     table = (
-        Opt("onnx", "the ONNX model", required=True),
+        Opt("onnx", "the ONNX model (or --caffe)"),
+        Opt("caffe", "the Caffe network (.prototxt), with --weight; reference: OpenCV DNN"),
+        Opt("weight", "the Caffe weights (.caffemodel)"),
+        Opt("op_name_map", "the --op_name_map file the Caffe OM was compiled with", ""),
         Opt("om", "the OM compiled from it", required=True),
         Opt("input", "comma-separated input files in OM input order (.npy or raw .bin); "
                      "default: seeded random values"),
@@ -304,6 +312,18 @@ def main(argv: list) -> int:
             raise GeError(BAD_INPUT, {"reason": f"the model has {len(model.inputs)} input(s); "
                                                 f"{len(files)} file(s) given"})
         inputs = [read_input(p, s) for p, s in zip(files, model.inputs)]
+    if args["caffe"]:
+        from .compare_caffe import compare_caffe
+        if not args["weight"]:
+            raise GeError("E10004", {"parameter": "weight"})
+        result = compare_caffe(args["caffe"], args["weight"], model, inputs, rtol=args["rtol"],
+                               atol=args["atol"], seed=args["seed"], dump=args["dump"],
+                               op_name_map=args["op_name_map"])
+        print(format_report(result, args["rtol"], args["atol"], reference="OpenCV",
+                            tensor="equivalent Caffe layer"))
+        return EXIT_OK if result.ok else EXIT_FAIL
+    if not args["onnx"]:
+        raise GeError("E10004", {"parameter": "onnx"})
     frozen = parse_freeze_option(args["freeze_inputs"])
     result = compare_model(args["onnx"], model, inputs, rtol=args["rtol"], atol=args["atol"],
                            seed=args["seed"], dump=args["dump"], frozen=frozen)

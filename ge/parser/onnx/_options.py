@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from ge.errors import GeError
 from ge.graph import Format
 
+from .._input_shape import parse_input_shape
+
 __all__ = ["ParseOptions", "read_options"]
 
 INPUT_FORMATS = {"NCHW": Format.FORMAT_NCHW, "ND": Format.FORMAT_ND,
                  "NCDHW": Format.FORMAT_NCDHW}
-_SHAPE_SAMPLE = '"input_name1:n1,c1,h1,w1;input_name2:n2,c2,h2,w2"'
 
 
 @dataclass(frozen=True)
@@ -33,40 +34,6 @@ def _first(options: dict, *keys: str) -> str:
         if value:
             return str(value)
     return ""
-
-
-def _shape_error(value: str, reason: str) -> GeError:
-    return GeError("E10002", {"value": value, "reason": reason, "format": _SHAPE_SAMPLE})
-
-
-def parse_input_shape(text: str) -> dict:
-    shapes: dict[str, list[int]] = {}
-    if "~" in text or "-1" in text:  # spec §6.12: the range / unknown-dim form
-        raise GeError("EP0002", {"feature": f"A dynamic shape in --input_shape ({text})",
-                                 "reason": "-1 dimensions and a~b ranges need dynamic shape "
-                                           "support; give every dimension as a positive "
-                                           "integer"})
-    for entry in text.split(";"):
-        if ":" not in entry:
-            raise _shape_error(entry, "The shape must contain two parts: name and value")
-        name, _, dims_text = entry.rpartition(":")
-        name = name.strip()          # CANN trims the name: "a:1,3; b:1,10" names input b
-        if not name:
-            raise _shape_error(entry, "The input name is empty")
-        dims: list[int] = []
-        for d in (dims_text.split(",") if dims_text.strip() else []):
-            d = d.strip()
-            if not d:
-                raise GeError("E10014", {"value": entry, "parameter": "input_shape"})
-            if "." in d:
-                raise _shape_error(entry, "The float number is unsupported")
-            if not d.lstrip("-").isdigit():
-                raise _shape_error(entry, "It is not a digit")
-            if int(d) <= 0:
-                raise GeError("E10011", {"value": entry, "dim": d})
-            dims.append(int(d))
-        shapes[name] = dims
-    return shapes
 
 
 _OUT_NODES_FORMAT = ('The parameter format is invalid. Valid format: '
