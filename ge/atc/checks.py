@@ -269,7 +269,7 @@ def check_compile_family(state: RunState) -> None:
 
 # ------------------------------------------------------------------ our refusals and warnings
 _REFUSED_MODES = {7: "--mode=7 (OM2 package)", 30: "--mode=30 (execute-om for nano)"}
-_REFUSED_FRAMEWORKS = {0: "--framework=0 (Caffe)", 3: "--framework=3 (TensorFlow)"}
+_REFUSED_FRAMEWORKS = {3: "--framework=3 (TensorFlow)"}
 
 
 def refuse_unsupported(state: RunState, flags: tuple = FLAGS) -> None:
@@ -279,7 +279,8 @@ def refuse_unsupported(state: RunState, flags: tuple = FLAGS) -> None:
         raise GeError("EP0002", {"feature": _REFUSED_MODES[state.mode], "reason": reason})
     if state.framework in _REFUSED_FRAMEWORKS:
         raise GeError("EP0002", {"feature": _REFUSED_FRAMEWORKS[state.framework],
-                                 "reason": "only ONNX (5) and AIR (1) models are parsed"})
+                                 "reason": "only ONNX (5), Caffe (0) and AIR (1) models are "
+                                           "parsed"})
     for f in flags:
         value = state.get(f.name)
         if f.refuse is not None and refused_value(f, value):

@@ -94,13 +94,6 @@ def test_initializer_size_mismatch():
     assert err.code == "EP0101" and "w" in err.message
 
 
-def test_duplicate_node_names():
-    m = model([helper.make_node("Relu", ["x"], ["a"], name="same"),
-               helper.make_node("Relu", ["a"], ["y"], name="same")],
-              [vi("x", [1])], [vi("y", None)])
-    assert code_of(parse_onnx, m).code == "E13009"
-
-
 @pytest.mark.parametrize("op, attrs, named, kind", [
     ("Softmax", {"axis": [0]}, "axis", "a list of ints, an int expected"),
     ("Softmax", {"axis": 1.5}, "axis", "a float, an int expected"),
