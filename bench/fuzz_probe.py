@@ -159,9 +159,9 @@ def main() -> int:
     for name, verdicts in rows.items():
         codes = Counter(v.code or f"exit {v.rc}" for v in verdicts)
         print(f"{name}: " + ", ".join(f"{c} x{n}" for c, n in codes.most_common()))
-    for verdict in (v for verdicts in rows.values() for v in verdicts if v.faults):
-        print(("" if verdict.faulty else "(open item) ") + verdict.describe(args.seed))
-    faulty = [v for verdicts in rows.values() for v in verdicts if v.faulty]
+    faulty = [v for verdicts in rows.values() for v in verdicts if v.faults]
+    for verdict in faulty:
+        print(verdict.describe(args.seed))
     if args.only:
         for verdicts in rows.values():
             for v in verdicts:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 __all__ = ["Verdict", "TRACEBACK", "INTERNAL_CODES", "FAULT_KINDS", "first_code", "snapshot",
-           "judge_atc", "atc_case", "PARSER_CODE", "OPEN_ITEMS", "open_item", "run_process", "time_limit", "table"]
+           "judge_atc", "atc_case", "PARSER_CODE", "run_process", "time_limit", "table"]
 
 TRACEBACK = "Traceback (most recent call last)"
 INTERNAL_CODES = ("E19999",)       # EZ9999 is the coded op-level error (names the op)
@@ -33,16 +33,6 @@ PARSER_CODE = "(parser)"          # how a verdict records such a diagnostic
 # What can be wrong with a run, in table order.
 FAULT_KINDS = ("internal", "traceback", "hang", "crash", "wrong", "clobbered", "disagree",
                "other")
-# Faults of an item of issue #19 that is being fixed on main, by pattern: listed, counted in
-# their own column, not failed on.  Delete an entry when its item lands.
-OPEN_ITEMS = {
-    "item 9 (an input with a -1 dimension or no shape compiles; the runtime refuses the OM)":
-        re.compile(r"runtime refuses: EP0404 .* has a dynamic or negative shape"),
-}
-
-
-def open_item(fault: str) -> bool:
-    return any(pattern.search(fault) for pattern in OPEN_ITEMS.values())
 
 
 @dataclass
@@ -61,12 +51,7 @@ class Verdict:
         self.faults.append(f"{kind}: {what}")
 
     def has(self, kind: str) -> bool:
-        return any(f.startswith(kind + ":") and not open_item(f) for f in self.faults)
-
-    @property
-    def faulty(self) -> bool:
-        """Has a fault that is not of an open item."""
-        return not all(open_item(f) for f in self.faults)
+        return any(f.startswith(kind + ":") for f in self.faults)
 
     def describe(self, seed: int) -> str:
         return (f"{self.category}:{self.index} [{self.kind}] rc={self.rc} code={self.code or '-'} "
@@ -202,14 +187,13 @@ def time_limit(seconds: float):
 
 _COLUMNS = ("inputs tried", "exit 0", "coded errors", "internal errors (E19999)", "tracebacks",
             "hangs", "crashes", "silent wrong results", "files clobbered", "disagreements",
-            "other faults", "open item 9")
+            "other faults")
 
 
 def _row(verdicts: List[Verdict]) -> List[int]:
     coded = [v for v in verdicts if v.rc == 255 and v.code and v.code not in INTERNAL_CODES]
     return [len(verdicts), sum(v.rc == 0 for v in verdicts), len(coded),
-            *(sum(v.has(kind) for v in verdicts) for kind in FAULT_KINDS),
-            sum(any(open_item(f) for f in v.faults) for v in verdicts)]
+            *(sum(v.has(kind) for v in verdicts) for kind in FAULT_KINDS)]
 
 
 def table(rows: Dict[str, List[Verdict]]) -> str:
