@@ -11,7 +11,6 @@ or hang is recorded, not suffered); flag lines run through `ge.atc.main_impl` in
 """
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 import sys
@@ -31,28 +30,9 @@ LIMIT_S = 120                                        # per case: only a hang exc
 BASE_OM = "mobilenetv2_ci"
 
 
-# Faults of an item of issue #19 that is being fixed on main, by pattern: shown in a failure
-# message but not failed on their own.  Delete an entry when its item lands.
-OPEN_ITEMS = {
-    "item 9 (an input with a -1 dimension or no shape compiles; the runtime refuses the OM)":
-        re.compile(r"runtime refuses: EP0404 .* has a dynamic or negative shape"),
-}
-
-
-def _open_item(fault: str) -> bool:
-    return any(pattern.search(fault) for pattern in OPEN_ITEMS.values())
-
-
-def _faulty(verdicts) -> list:
-    return [v for v in verdicts if not all(_open_item(f) for f in v.faults)]
-
-
 def _faults(verdicts) -> str:
-    bad = [v.describe(SEED) for v in _faulty(verdicts)]
-    known = [v.describe(SEED) for v in verdicts if v.faults and v not in _faulty(verdicts)]
-    return (f"{len(bad)} of {len(verdicts)} cases are faulty:\n" + "\n".join(bad) +
-            (f"\n(and {len(known)} of open items {list(OPEN_ITEMS)}:\n" + "\n".join(known) + ")"
-             if known else ""))
+    bad = [v.describe(SEED) for v in verdicts if v.faults]
+    return f"{len(bad)} of {len(verdicts)} cases are faulty:\n" + "\n".join(bad)
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +56,7 @@ def test_om_mutations(compiled_model, tmp_path):
     shutil.copyfile(compiled_model(BASE_OM).om, base)
     verdicts = run_cases({"category": "om", "seed": SEED, "indexes": list(range(COUNTS["om"])),
                           "work": str(tmp_path / "work"), "om": str(base)}, LIMIT_S)
-    assert not _faulty(verdicts), _faults(verdicts)
+    assert not any(v.faults for v in verdicts), _faults(verdicts)
     outcomes = {v.rc for v in verdicts}
     assert outcomes == {0, 255}, outcomes       # both refused and accepted mutations were met
     # what the worker saw is what `python3 -m ge.runtime` shows: the first accepted and the
@@ -101,7 +81,7 @@ def test_model_mutations(tmp_path):
     verdicts = run_cases({"category": "model", "seed": SEED,
                           "indexes": list(range(COUNTS["model"])),
                           "work": str(tmp_path / "work")}, LIMIT_S)
-    assert not _faulty(verdicts), _faults(verdicts)
+    assert not any(v.faults for v in verdicts), _faults(verdicts)
     assert {v.rc for v in verdicts} == {0, 255}
 
 
@@ -130,7 +110,7 @@ def test_flag_lines_in_process(atc_main, materials, tmp_path):
         shutil.copytree(materials, cwd)
         verdicts.append(_in_process(atc_main, index, cwd))
         shutil.rmtree(cwd)
-    assert not _faulty(verdicts), _faults(verdicts)
+    assert not any(v.faults for v in verdicts), _faults(verdicts)
     assert {v.rc for v in verdicts} == {0, 255}
 
 
@@ -149,4 +129,4 @@ def test_flag_lines_as_processes_agree(atc_main, materials, entry_argv, entry_en
         env = dict(entry_env, ASCEND_CACHE_PATH=str(shared_kernel_cache))
         verdicts.append(line_as_process(SEED, index, entry, entry_argv(entry), env, cwd,
                                         expected, LIMIT_S))
-    assert not _faulty(verdicts), _faults(verdicts)
+    assert not any(v.faults for v in verdicts), _faults(verdicts)
