@@ -63,6 +63,9 @@ CASES = {   # name: (prototxt edit or None, weight bytes maker, code, text the m
                        'top: "r2" }\n', None, "E11012", "Unknown bottom blob nope at layer r2"),
     "bad_name": (lambda text: text + 'layer { name: "r&2" type: "ReLU" bottom: "fc1" '
                  'top: "r2" }\n', None, "E11018", "r&2"),
+    # found by the fuzzing of issue #19 (docs/reliability.md): was E19999
+    "layer_without_bottom": (lambda text: text + 'layer { name: "r3" type: "ReLU" top: "r3" }\n',
+                             None, "E11010", "the layer has no bottom"),
     "input_dim_count": (lambda text: 'input: "a" input_dim: 1 input_dim: 3\n' + text, None,
                         "E11003", "is 2, which is not 4x the input count 1"),
     "input_dim_and_shape": (lambda text: 'input: "a" input_dim: 1 input_dim: 3 input_dim: 8 '

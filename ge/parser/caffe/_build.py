@@ -174,6 +174,9 @@ def _convert(state: _State, name: str, layer) -> None:
             raise GeError("E11012", {"bottom_blob": bottom, "layer": name, "bottom_index": i})
         top.consumed = True
         ins.append(top.edge)
+    if not ins:                     # every row's layer reads bottom 0 (inputs are not rows)
+        raise GeError("E11010", {"opname": name, "optype": kind,
+                                 "reason": "the layer has no bottom"})
     shapes = [list(edge[0].out_desc(edge[1]).shape) for edge in ins]
     blobs = state.weights.get(name)
     if blobs is None and layer.blobs:
