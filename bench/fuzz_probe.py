@@ -5,9 +5,10 @@ hangs, crashes, silent wrong results and files clobbered, per category.
     python3 bench/fuzz_probe.py --seed 19 --only om:17,flags:3      # reproduce cases
 
 --count N runs the proportions of tests/reliability/test_fuzz.py: 1.5 N OM mutations, N/2
-model mutations, N flag lines, and N/10 of those lines through `atc` and `pyatc` as processes,
-compared with the in-process run (exit status and first error code).  The cases run in
-`--jobs` worker processes (bench/fuzz/worker.py), each case killed after --limit seconds.
+ONNX model mutations, N/2 Caffe model mutations, N flag lines, and N/10 of those lines through
+`atc` and `pyatc` as processes, compared with the in-process run (exit status and first error
+code).  The cases run in `--jobs` worker processes (bench/fuzz/worker.py), each case killed
+after --limit seconds.
 Without --prefix (or PYATC_TEST_PREFIX) an install is built first (scripts/install_prefix.sh).
 Everything happens under a temporary directory (--work to keep it), with a private kernel
 cache.  The exit status is 1 when any case has a fault.
@@ -131,7 +132,8 @@ def main() -> int:
     args = parser.parse_args()
     n = args.count
     wanted = _only(args.only) if args.only else {
-        "om": list(range(n * 3 // 2)), "model": list(range(n // 2)), "flags": list(range(n))}
+        "om": list(range(n * 3 // 2)), "model": list(range(n // 2)), "caffe": list(range(n // 2)),
+        "flags": list(range(n))}
     work = Path(args.work or tempfile.mkdtemp(prefix="fuzz_probe_")).resolve()
     work.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("ASCEND_CACHE_PATH", str(work / "kernel_cache"))
@@ -143,7 +145,7 @@ def main() -> int:
     base["materials"] = str(_materials(work))
     rows: Dict[str, List[Verdict]] = {}
     names = {"om": "OM mutations", "model": "model truncations/mutations",
-             "flags": "flag lines (in-process)"}
+             "caffe": "Caffe prototxt/caffemodel mutations", "flags": "flag lines (in-process)"}
     for category, indexes in wanted.items():
         rows[names[category]] = _parallel(category, indexes, args.jobs, base, args.limit)
     if not args.only:

@@ -11,12 +11,12 @@ import struct
 from dataclasses import dataclass, fields, replace
 from typing import Callable, Dict, List, Tuple
 
-CATEGORIES = ("om", "model", "flags")
+CATEGORIES = ("om", "model", "caffe", "flags")
 SOC = "Ascend310P3"
 
 __all__ = ["CATEGORIES", "SOC", "Mutation", "case_rng", "om_regions", "om_mutation",
-           "small_model", "model_mutation", "flag_line", "MATERIALS", "write_materials",
-           "OUTPUT_FLAGS"]
+           "small_model", "model_mutation", "small_caffe_net", "caffe_mutation", "flag_line",
+           "MATERIALS", "write_materials", "OUTPUT_FLAGS"]
 
 
 def case_rng(seed: int, category: str, index: int) -> random.Random:
@@ -87,8 +87,9 @@ def _om_header_field(base, regions, rng):
     field = rng.choice([f.name for f in fields(header) if f.name != "checksum"])
     current = getattr(header, field)
     if isinstance(current, bytes):
-        value = rng.choice([bytes(len(current)), b"\xff" * len(current), rng.randbytes(len(current)),
-                            b"\xc3\x28 not utf-8", b"x" * len(current)])
+        size = len(current)
+        value = rng.choice([bytes(size), b"\xff" * size, rng.randbytes(size), b"\xc3\x28 not utf-8",
+                            b"x" * size])
     else:
         value = rng.choice([*_HEADER_INTS, current + 1, max(current - 1, 0), rng.getrandbits(32)])
     for mask in ((1 << 64) - 1, 0xFFFFFFFF, 0xFF):          # the widest the field takes
@@ -334,6 +335,51 @@ def model_mutation(base: bytes, rng: random.Random) -> Mutation:
     model = onnx.ModelProto.FromString(base)
     label = rng.choice(_MODEL_EDITS)(model, rng)
     return Mutation(f"edit:{label}", model.SerializeToString())
+
+
+# -- Caffe model mutations -----------------------------------------------------------------------
+def small_caffe_net() -> Tuple[bytes, bytes]:
+    """(prototxt, caffemodel) of Convolution -> ReLU -> Pooling -> InnerProduct -> Softmax on
+    a [1,3,8,8] input (bench/models/caffe_nets.py writes them)."""
+    import tempfile
+    from pathlib import Path
+    from bench.models.caffe_nets import CaffeNet
+    n = CaffeNet("net", seed=1)
+    x = n.relu(n.conv(n.input("data", (1, 3, 8, 8)), 3, 4, 3, pad=1))
+    n.softmax(n.fc(n.pool(x, 2, 2), 4 * 4 * 4, 5))
+    with tempfile.TemporaryDirectory() as d:
+        return tuple(Path(p).read_bytes() for p in n.save(d))
+
+
+_PROTOTXT_TOKENS = (b"0", b"-1", b"99999999999", b"}", b"{", b'"', b"", b"layer {",
+                    b'bottom: "nowhere"', b'type: "Bogus"', b"\xff", b"1e40", b"num_output: 0",
+                    b"kernel_size: 0", b"stride: 0", b"pad: -5", b"dim: 0", b"dim: -3")
+
+
+def caffe_mutation(prototxt: bytes, weights: bytes, rng: random.Random) -> Tuple[str, bytes, bytes]:
+    """(kind, prototxt, caffemodel): a token or line of the text changed, dropped or repeated,
+    or the weights bit-flipped or truncated."""
+    how = rng.choice(["token", "cut_text", "line", "flip_weights", "cut_weights"])
+    if how == "token":
+        at = rng.randrange(len(prototxt))
+        token = rng.choice(_PROTOTXT_TOKENS)
+        return (f"token@{at}={token!r}", prototxt[:at] + token +
+                prototxt[at + rng.randint(0, 6):], weights)
+    if how == "cut_text":
+        size = rng.randrange(len(prototxt))
+        return f"cut_text:{size}", prototxt[:size], weights
+    if how == "line":
+        lines = prototxt.split(b"\n")
+        k = rng.randrange(len(lines))
+        if rng.random() < 0.5:
+            return f"drop_line:{lines.pop(k)!r:.40}", b"\n".join(lines), weights
+        lines.insert(k, lines[rng.randrange(len(lines))])
+        return f"repeat_line:{lines[k]!r:.40}", b"\n".join(lines), weights
+    if how == "flip_weights":
+        count = rng.randint(1, 4)
+        return f"flip_weights:{count}", prototxt, _flip(weights, 0, len(weights), rng, count)
+    size = rng.randrange(len(weights))
+    return f"cut_weights:{size}", prototxt, weights[:size]
 
 
 # -- ATC command lines -----------------------------------------------------------------------------

@@ -29,13 +29,16 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.fuzz.cases import (OUTPUT_FLAGS, SOC, case_rng, flag_line,  # noqa: E402
-                              model_mutation, om_mutation, om_regions, small_model)
+from bench.fuzz.cases import (OUTPUT_FLAGS, SOC, caffe_mutation, case_rng,  # noqa: E402
+                              flag_line, model_mutation, om_mutation, om_regions,
+                              small_caffe_net, small_model)
 from bench.fuzz.verdict import INTERNAL_CODES, Verdict, atc_case  # noqa: E402
 
-__all__ = ["run_cases", "run_in_process", "MODEL_ARGS"]
+__all__ = ["run_cases", "run_in_process", "MODEL_ARGS", "CAFFE_ARGS"]
 
 MODEL_ARGS = ["--framework=5", "--model=model.onnx", "--output=out", f"--soc_version={SOC}"]
+CAFFE_ARGS = ["--framework=0", "--model=net.prototxt", "--weight=net.caffemodel", "--output=out",
+              f"--soc_version={SOC}"]
 
 
 def run_in_process(args: List[str], cwd: Path) -> Tuple[int, str]:
@@ -123,6 +126,17 @@ class OmCases:
             verdict.fault("wrong", "the runtime ran the mutated OM and its outputs differ")
 
 
+def _compile_and_run(verdict: Verdict, args: List[str], work: Path) -> None:
+    """The ATC main flow on `args` in `work`, judged; an OM it writes must load and run."""
+    atc_case(verdict, args, work, run_in_process, OUTPUT_FLAGS)
+    if verdict.rc != 0:
+        return
+    probe = Verdict(verdict.category, verdict.index)
+    if _runtime_outcome(probe, work / "out.om", None) is None:
+        verdict.fault("other", f"ATC wrote an OM that the runtime refuses: {probe.code} "
+                               f"{probe.note} {'; '.join(probe.faults)}")
+
+
 class ModelCases:
     """Mutations of small_model() compiled by the ATC main flow; an OM it writes must run."""
 
@@ -132,17 +146,20 @@ class ModelCases:
     def make(self, rng, work: Path):
         mutation = model_mutation(self.base, rng)
         (work / "model.onnx").write_bytes(mutation.data)
-        return mutation.kind, lambda verdict: self._judge(verdict, work)
+        return mutation.kind, lambda verdict: _compile_and_run(verdict, MODEL_ARGS, work)
 
-    @staticmethod
-    def _judge(verdict: Verdict, work: Path) -> None:
-        atc_case(verdict, MODEL_ARGS, work, run_in_process, OUTPUT_FLAGS)
-        if verdict.rc != 0:
-            return
-        probe = Verdict(verdict.category, verdict.index)
-        if _runtime_outcome(probe, work / "out.om", None) is None:
-            verdict.fault("other", f"ATC wrote an OM that the runtime refuses: {probe.code} "
-                                   f"{probe.note} {'; '.join(probe.faults)}")
+
+class CaffeCases:
+    """Mutations of small_caffe_net() (text and weights) compiled with --framework=0."""
+
+    def __init__(self, config: dict):
+        self.prototxt, self.weights = small_caffe_net()
+
+    def make(self, rng, work: Path):
+        kind, prototxt, weights = caffe_mutation(self.prototxt, self.weights, rng)
+        (work / "net.prototxt").write_bytes(prototxt)
+        (work / "net.caffemodel").write_bytes(weights)
+        return kind, lambda verdict: _compile_and_run(verdict, CAFFE_ARGS, work)
 
 
 class FlagCases:
@@ -157,7 +174,7 @@ class FlagCases:
         return kind, lambda verdict: atc_case(verdict, args, work, run_in_process, OUTPUT_FLAGS)
 
 
-RUNNERS = {"om": OmCases, "model": ModelCases, "flags": FlagCases}
+RUNNERS = {"om": OmCases, "model": ModelCases, "caffe": CaffeCases, "flags": FlagCases}
 
 
 def _worker(config: dict) -> None:

@@ -24,7 +24,7 @@ from bench.fuzz.verdict import Verdict, atc_case, time_limit
 from bench.fuzz.worker import MODEL_ARGS, run_cases
 
 SEED = 19
-COUNTS = {"om": 300, "model": 100, "flags": 200}
+COUNTS = {"om": 300, "model": 100, "caffe": 100, "flags": 200}
 PROCESS_LINES = range(0, COUNTS["flags"], 10)        # 20 lines, alternately atc and pyatc
 LIMIT_S = 120                                        # per case: only a hang exceeds it
 BASE_OM = "mobilenetv2_ci"
@@ -80,6 +80,16 @@ def test_model_mutations(tmp_path):
     flow; an OM it writes must then load and run."""
     verdicts = run_cases({"category": "model", "seed": SEED,
                           "indexes": list(range(COUNTS["model"])),
+                          "work": str(tmp_path / "work")}, LIMIT_S)
+    assert not any(v.faults for v in verdicts), _faults(verdicts)
+    assert {v.rc for v in verdicts} == {0, 255}
+
+
+def test_caffe_mutations(tmp_path):
+    """Token, line and truncation edits of a small Caffe prototxt, bit flips and truncations of
+    its caffemodel, compiled with --framework=0; an OM it writes must then load and run."""
+    verdicts = run_cases({"category": "caffe", "seed": SEED,
+                          "indexes": list(range(COUNTS["caffe"])),
                           "work": str(tmp_path / "work")}, LIMIT_S)
     assert not any(v.faults for v in verdicts), _faults(verdicts)
     assert {v.rc for v in verdicts} == {0, 255}
