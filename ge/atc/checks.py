@@ -268,7 +268,7 @@ def check_compile_family(state: RunState) -> None:
 
 # ------------------------------------------------------------------ our refusals and warnings
 _REFUSED_MODES = {7: "--mode=7 (OM2 package)", 30: "--mode=30 (execute-om for nano)"}
-_REFUSED_FRAMEWORKS = {0: "--framework=0 (Caffe)", 3: "--framework=3 (TensorFlow)"}
+_REFUSED_FRAMEWORKS = {0: "--framework=0 (Caffe)"}
 
 
 def refuse_unsupported(state: RunState) -> None:
@@ -278,7 +278,8 @@ def refuse_unsupported(state: RunState) -> None:
         raise GeError("EP0002", {"feature": _REFUSED_MODES[state.mode], "reason": reason})
     if state.framework in _REFUSED_FRAMEWORKS:
         raise GeError("EP0002", {"feature": _REFUSED_FRAMEWORKS[state.framework],
-                                 "reason": "only ONNX (5) and AIR (1) models are parsed"})
+                                 "reason": "only ONNX (5), TensorFlow (3) and AIR (1) models "
+                                           "are parsed"})
     for f in FLAGS:
         value = state.get(f.name)
         if f.refuse is not None and f.name != "singleop" and refused_value(f, value):

@@ -30,6 +30,9 @@ def load_model_file(model_path: str, framework: int, options: dict,
     elif framework == 1:
         from ge.graph.serialize import load_air
         graph = load_air(model_path)
+    elif framework == 3:
+        from ge.parser.tensorflow import parse_tensorflow
+        graph = parse_tensorflow(model_path, options, graph_name=graph_name)
     else:
         raise GeError("EP0002", {"feature": f"--framework={framework}", "reason":
                                  "this implementation reads ONNX (5) and AIR (1) models"})
@@ -125,6 +128,9 @@ def model_to_json(model_path: str, framework: int) -> str:
     if framework == 1:
         from ge.om import air_to_json
         return air_to_json(model_path)
+    if framework == 3:
+        from ge.parser.tensorflow_json import model_to_json as _tf_conv
+        return _tf_conv(model_path)
     raise GeError("EP0002", {"feature": f"--framework={framework}", "reason":
                              "this implementation reads ONNX (5) and AIR (1) models"})
 

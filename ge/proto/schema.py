@@ -4,7 +4,8 @@ A table is `{"package": ..., "enums": {name: values}, "nested_enums": {"Msg.Enum
 "messages": {"Msg" or "Outer.Inner": [field rows]}}`.  A field row is (name, number, type,
 label): label "" (singular), "*" (repeated) or "oneof:<group>"; a type that is not a scalar
 names a message or enum of the same table ("Outer.Inner" for nested ones); "map:<ValueType>"
-declares map<string, ValueType>.  Enum values are numbered by their index.  `add_file` puts a
+declares map<string, ValueType>.  Enum values are numbered by their index, or given as
+(name, number) pairs where the numbering has gaps (TensorFlow's DataType).  `add_file` puts a
 table into the one descriptor pool; `message_class` gives its message classes.
 """
 from __future__ import annotations
@@ -33,6 +34,12 @@ def _set_type(field, type_name: str, package: str, enums) -> None:
         field.type_name = f".{package}.{type_name}"
 
 
+def _enum_values(values) -> list:
+    return [descriptor_pb2.EnumValueDescriptorProto(name=v, number=i) if isinstance(v, str)
+            else descriptor_pb2.EnumValueDescriptorProto(name=v[0], number=v[1])
+            for i, v in enumerate(values)]
+
+
 def build_file(name: str, table: dict) -> descriptor_pb2.FileDescriptorProto:
     package = table["package"]
     enums = set(table["enums"]) | set(table["nested_enums"])
@@ -47,14 +54,12 @@ def build_file(name: str, table: dict) -> descriptor_pb2.FileDescriptorProto:
         return protos[path]
 
     for enum_name, values in table["enums"].items():
-        fdp.enum_type.add(name=enum_name).value.extend(
-            descriptor_pb2.EnumValueDescriptorProto(name=v, number=i) for i, v in enumerate(values))
+        fdp.enum_type.add(name=enum_name).value.extend(_enum_values(values))
     for path in table["messages"]:
         message(path)
     for path, values in table["nested_enums"].items():
         outer, _, leaf = path.rpartition(".")
-        message(outer).enum_type.add(name=leaf).value.extend(
-            descriptor_pb2.EnumValueDescriptorProto(name=v, number=i) for i, v in enumerate(values))
+        message(outer).enum_type.add(name=leaf).value.extend(_enum_values(values))
     for path, fields in table["messages"].items():
         msg = message(path)
         oneofs: dict[str, int] = {}

@@ -2,6 +2,8 @@
 
     python3 -m ge.runtime.compare --onnx m.onnx --om m.om [--input a.npy,...] \\
         [--rtol 1e-4 --atol 1e-5] [--seed 0] [--freeze_inputs "k=k.npy"] [--dump]
+    python3 -m ge.runtime.compare --tf m.pb --om m.om [--out_nodes n:0] [--dump]
+      (a frozen TensorFlow graph run by TensorFlow: ge.runtime.compare_tf)
 
 Library: `compare_model(onnx_model, om_model, inputs, rtol, atol, dump)` returns a
 `Comparison` (per output and, with dump, per node `TensorDiff` records); the caller decides
@@ -230,8 +232,9 @@ def _compare_nodes(result: Comparison, model, proto, seen: dict, ref: dict, rtol
                                      step.type))
 
 
-def format_report(result: Comparison, rtol: float, atol: float) -> str:
-    lines = [f"tolerance: |ours - onnxruntime| <= {atol:g} + {rtol:g} * max|onnxruntime| "
+def format_report(result: Comparison, rtol: float, atol: float,
+                  reference: str = "onnxruntime") -> str:
+    lines = [f"tolerance: |ours - {reference}| <= {atol:g} + {rtol:g} * max|{reference}| "
              "(per tensor)"]
     lines.append(f"{'output':<40} {'shape':<20} {'max abs err':>12} {'max rel err':>12}  result")
     for d in result.outputs:
@@ -241,11 +244,11 @@ def format_report(result: Comparison, rtol: float, atol: float) -> str:
         bad = result.first_divergence
         lines.append(f"node comparison: {len(result.nodes)} ops compared, "
                      f"{sum(not d.ok for d in result.nodes)} outside tolerance, "
-                     f"{len(result.unmapped)} without an ONNX tensor")
+                     f"{len(result.unmapped)} without a reference tensor")
         if bad is None:
             lines.append("no divergence")
         else:
-            lines.append(f"first divergence: op {bad.name} ({bad.op_type}) vs ONNX tensor "
+            lines.append(f"first divergence: op {bad.name} ({bad.op_type}) vs {reference} tensor "
                          f"{bad.reference}: max abs {bad.max_abs:.4g}, max rel "
                          f"{bad.max_rel:.4g}, first bad index {bad.first_bad}")
     lines.append("result: " + ("PASS" if result.ok else "FAIL"))
@@ -256,7 +259,9 @@ def main(argv: list) -> int:
     from ._args import Opt, help_text, parse
     from ._cli import EXIT_FAIL, EXIT_OK
     table = (
-        Opt("onnx", "the ONNX model", required=True),
+        Opt("onnx", "the ONNX model (or --tf)"),
+        Opt("tf", "the frozen TensorFlow graph (.pb / .pbtxt), run by TensorFlow"),
+        Opt("out_nodes", "with --tf: the compared TF outputs, node:index;... (default: sinks)"),
         Opt("om", "the OM compiled from it", required=True),
         Opt("input", "comma-separated input files in OM input order (.npy or raw .bin); "
                      "default: seeded random values"),
@@ -284,6 +289,16 @@ def main(argv: list) -> int:
             raise GeError(BAD_INPUT, {"reason": f"the model has {len(model.inputs)} input(s); "
                                                 f"{len(files)} file(s) given"})
         inputs = [read_input(p, s) for p, s in zip(files, model.inputs)]
+    if bool(args["onnx"]) == bool(args["tf"]):
+        raise GeError("E10001", {"value": "", "parameter": "--onnx / --tf",
+                                 "reason": "give exactly one reference model"})
+    if args["tf"]:
+        from .compare_tf import compare_tf_model
+        result = compare_tf_model(args["tf"], model, inputs, rtol=args["rtol"],
+                                  atol=args["atol"], seed=args["seed"], dump=args["dump"],
+                                  out_nodes=args["out_nodes"] or "")
+        print(format_report(result, args["rtol"], args["atol"], "tensorflow"))
+        return EXIT_OK if result.ok else EXIT_FAIL
     frozen = parse_freeze_option(args["freeze_inputs"])
     result = compare_model(args["onnx"], model, inputs, rtol=args["rtol"], atol=args["atol"],
                            seed=args["seed"], dump=args["dump"], frozen=frozen)

@@ -19,7 +19,7 @@ from ge.graph import Format, Graph, Node, Tensor
 from ge.graph.types import from_numpy_dtype
 from ge.ops import registry
 
-__all__ = ["ConvertError", "NodeCtx", "make_tensor", "refuse", "port_names"]
+__all__ = ["ConvertError", "NodeCtx", "emit_node", "make_tensor", "refuse", "port_names"]
 
 Edge = tuple  # (Node, output index)
 
@@ -66,6 +66,34 @@ def port_names(ir_type: str, n_in: int, n_out: int, op_name: str = "") -> tuple[
         raise ir_not_registered(op_name or ir_type, ir_type)
     return (_expand(opdef.inputs, n_in, ir_type, "input"),
             _expand(opdef.outputs, n_out, ir_type, "output"))
+
+
+def emit_node(graph: Graph, name: str, emitted: list, ir_type: str, inputs: list,
+              attrs: dict | None = None, suffix: str = "", num_outputs: int = 1,
+              fmt: Format | None = None) -> Node:
+    """One IR node standing for the framework node `name` (both parsers' `emit`): ports from
+    the registry, `inputs` (Edge | None per slot) connected, attributes typed by the registry
+    (extra ones kept as given), `fmt` on every port; appended to `emitted` with its suffix."""
+    in_names, out_names = port_names(ir_type, len(inputs), num_outputs, name)
+    opdef = registry.get(ir_type)
+    tmp = graph.unique_name(f"{name}_{suffix or ir_type}")
+    node = graph.add_node(ir_type, tmp, input_names=in_names, output_names=out_names,
+                          origin=[name])
+    for slot, edge in enumerate(inputs):
+        if edge is not None:
+            graph.connect(edge[0], edge[1], node, slot)
+    for key, value in (attrs or {}).items():
+        spec = opdef.attr_spec(key)
+        if spec is not None:
+            node.set_attr_kind(key, spec.kind, value)
+        else:  # an extra attribute the plugin sets although the proto lacks it
+            node.set_attr(key, value)
+    if fmt is not None:
+        for desc in [node.in_desc(i) for i in range(node.num_inputs)] + \
+                    [node.out_desc(i) for i in range(node.num_outputs)]:
+            desc.set_format(fmt).set_origin_format(fmt)
+    emitted.append((node, suffix or ir_type))
+    return node
 
 
 @dataclass
@@ -131,26 +159,8 @@ class NodeCtx:
     def emit(self, ir_type: str, inputs: list, attrs: dict | None = None, suffix: str = "",
              num_outputs: int = 1, fmt: Format | None = None) -> Node:
         """Create one IR node; `inputs` are Edge | None per slot in the IR's port order."""
-        in_names, out_names = port_names(ir_type, len(inputs), num_outputs, self.name)
-        opdef = registry.get(ir_type)
-        tmp = self.graph.unique_name(f"{self.name}_{suffix or ir_type}")
-        node = self.graph.add_node(ir_type, tmp, input_names=in_names,
-                                   output_names=out_names, origin=[self.name])
-        for slot, edge in enumerate(inputs):
-            if edge is not None:
-                self.graph.connect(edge[0], edge[1], node, slot)
-        for key, value in (attrs or {}).items():
-            spec = opdef.attr_spec(key)
-            if spec is not None:
-                node.set_attr_kind(key, spec.kind, value)
-            else:  # an extra attribute the plugin sets although the proto lacks it
-                node.set_attr(key, value)
-        if fmt is not None:
-            for desc in [node.in_desc(i) for i in range(node.num_inputs)] + \
-                        [node.out_desc(i) for i in range(node.num_outputs)]:
-                desc.set_format(fmt).set_origin_format(fmt)
-        self.emitted.append((node, suffix or ir_type))
-        return node
+        return emit_node(self.graph, self.name, self.emitted, ir_type, inputs, attrs, suffix,
+                         num_outputs, fmt)
 
     def const_node(self, value, dtype=None, suffix: str = "const") -> Edge:
         """A Const holding `value` (numpy-convertible) created from an ONNX attribute."""
