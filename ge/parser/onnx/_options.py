@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 
 from ge.errors import GeError
 from ge.graph import Format
+from ge.parser._graph_options import parse_input_shape, parse_out_nodes
 
 __all__ = ["ParseOptions", "read_options"]
 
 INPUT_FORMATS = {"NCHW": Format.FORMAT_NCHW, "ND": Format.FORMAT_ND,
                  "NCDHW": Format.FORMAT_NCDHW}
-_SHAPE_SAMPLE = '"input_name1:n1,c1,h1,w1;input_name2:n2,c2,h2,w2"'
 
 
 @dataclass(frozen=True)
@@ -32,53 +32,6 @@ def _first(options: dict, *keys: str) -> str:
         if value:
             return str(value)
     return ""
-
-
-def _shape_error(value: str, reason: str) -> GeError:
-    return GeError("E10002", {"value": value, "reason": reason, "format": _SHAPE_SAMPLE})
-
-
-def parse_input_shape(text: str) -> dict:
-    shapes: dict[str, list[int]] = {}
-    if "~" in text or "-1" in text:  # spec §6.12: the range / unknown-dim form
-        raise GeError("EP0002", {"feature": f"A dynamic shape in --input_shape ({text})",
-                                 "reason": "-1 dimensions and a~b ranges need dynamic shape "
-                                           "support; give every dimension as a positive "
-                                           "integer"})
-    for entry in text.split(";"):
-        if ":" not in entry:
-            raise _shape_error(entry, "The shape must contain two parts: name and value")
-        name, _, dims_text = entry.rpartition(":")
-        if not name:
-            raise _shape_error(entry, "The input name is empty")
-        dims: list[int] = []
-        for d in (dims_text.split(",") if dims_text.strip() else []):
-            d = d.strip()
-            if not d:
-                raise GeError("E10014", {"value": entry, "parameter": "input_shape"})
-            if "." in d:
-                raise _shape_error(entry, "The float number is unsupported")
-            if not d.lstrip("-").isdigit():
-                raise _shape_error(entry, "It is not a digit")
-            if int(d) <= 0:
-                raise GeError("E10011", {"value": entry, "dim": d})
-            dims.append(int(d))
-        shapes[name] = dims
-    return shapes
-
-
-def parse_out_nodes(text: str) -> tuple:
-    out = []
-    for entry in text.split(";"):
-        if not entry.strip():
-            continue
-        name, sep, index = entry.strip().rpartition(":")
-        if not sep or not name or not index.strip().isdigit():
-            raise GeError("E10003", {"value": entry, "parameter": "out_nodes",
-                                     "reason": 'The format must be "node_name1:0;node_name2:1", '
-                                               "with a non-negative integer index"})
-        out.append((name, int(index)))
-    return tuple(out)
 
 
 def read_options(options: dict | None) -> ParseOptions:

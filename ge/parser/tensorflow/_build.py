@@ -19,7 +19,7 @@ from ge.graph import Graph, Node, TensorDesc
 from ge.graph.attr_names import ATTR_PARENT_INDEX
 from ge.graph.types import AttrValueType as VT
 from ge.ops.registry import Role
-from ge.parser.onnx._context import make_tensor, port_names
+from ge.parser._emit import make_tensor, port_names
 
 from ._context import ConvertError, TfCtx, decode_attr
 from ._mappings import BUILDER_OPS, PASS_THROUGH, ROWS, VARIABLE_OPS

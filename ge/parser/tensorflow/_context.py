@@ -15,7 +15,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ge.graph import DataType, Format, Graph, Node
-from ge.parser.onnx._context import ConvertError, emit_node, make_tensor, refuse
+from ge.parser._emit import ConvertError, emit_node, make_tensor, refuse
 
 from ._model import ge_dtype, shape_dims, tensor_to_array
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from ge.errors import GeError
 from ge.graph import Format
-from ge.parser.onnx._options import parse_input_shape, parse_out_nodes
+from ge.parser._graph_options import parse_input_shape, parse_out_nodes
 
 from ._context import FORMATS
 
