@@ -456,11 +456,11 @@ class _Builder:
 
 
 def default_outputs(nodes) -> list:
-    """The graph's sinks (nodes whose outputs no node reads), NoOps excluded, in GraphDef
-    order: the model outputs when --out_nodes is not given."""
+    """The graph's sinks (nodes no node reads, by a data or a control edge), NoOps excluded,
+    in GraphDef order: the model outputs when --out_nodes is not given."""
     consumed = set()
     for node in nodes:
-        consumed |= {_split_ref(r, False, None)[0] for r in node.input if not r.startswith("^")}
+        consumed |= {_split_ref(r.lstrip("^"), False, None)[0] for r in node.input}
     return [n.name for n in nodes if n.name not in consumed and n.op != "NoOp"]
 
 

@@ -94,12 +94,10 @@ def conv2d_backprop_input(ctx: TfCtx) -> list:
     attrs = {"strides": _per_format(ctx, ctx.attr("strides", [1] * 4), fmt, "strides"),
              "dilations": _per_format(ctx, ctx.attr("dilations", [1] * 4), fmt, "dilations"),
              "data_format": fmt, **_padding_attrs(ctx, fmt)}
-    sizes = ctx.const(0)
-    if sizes is None:
+    if ctx.const(0) is None:
         refuse("input_sizes must be known when the model is compiled")
     node = ctx.emit("Conv2DTranspose", [ctx.ins[0], ctx.ins[2], ctx.ins[1]], attrs,
                     fmt=FORMATS[fmt])
-    node.set_attr("output_shape", [int(v) for v in sizes])
     node.in_desc(2).set_format(Format.FORMAT_HWCN).set_origin_format(Format.FORMAT_HWCN)
     return [(node, 0)]
 
