@@ -17,12 +17,12 @@ import os
 from ge.graph import Graph
 
 from ._build import build_graph, default_outputs
-from ._mappings import MAPPINGS, ROWS, TfOp
+from ._mappings import BUILDER_OPS, MAPPINGS, ROWS, VARIABLE_OPS, TfOp
 from ._model import load_graph_bytes, read_model_file
 from ._options import read_options
 
 __all__ = ["parse_tensorflow", "parse_tensorflow_bytes", "load_graph_def", "default_outputs",
-           "MAPPINGS", "ROWS", "TfOp"]
+           "is_supported", "MAPPINGS", "ROWS", "TfOp"]
 
 DEFAULT_GRAPH_NAME = "tmpGraph"
 TEXT_SUFFIXES = (".pbtxt", ".txt")
@@ -46,3 +46,9 @@ def parse_tensorflow_bytes(data: bytes, options: dict | None = None, text: bool 
                            graph_name: str | None = None) -> Graph:
     return build_graph(load_graph_bytes(bytes(data), text=text), read_options(options),
                        graph_name or DEFAULT_GRAPH_NAME)
+
+
+def is_supported(op_type: str) -> bool:
+    """Whether the parser converts this TensorFlow op type (the mode-3 pre-check's question;
+    variables count as unsupported: the graph must be frozen)."""
+    return (op_type in ROWS or op_type in BUILDER_OPS) and op_type not in VARIABLE_OPS

@@ -252,6 +252,10 @@ def op_cases(tf) -> dict:
         "StopGradient": lambda x: r.StopGradient(input=x) * 2.0,
         "PreventGradient": lambda x: r.PreventGradient(input=x) * 2.0,
         "Snapshot": lambda x: r.Snapshot(input=x) * 2.0,
+        "CheckNumerics": lambda x: r.CheckNumerics(tensor=x, message="finite") * 2.0,
+        "EnsureShape": lambda x: r.EnsureShape(input=x, shape=[1, 8, 8, 4]) * 2.0,
+        "PlaceholderWithDefault": lambda x: r.PlaceholderWithDefault(
+            input=x, shape=[1, 8, 8, 4]) * 2.0,
     }
 
 
