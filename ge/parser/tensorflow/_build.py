@@ -35,7 +35,6 @@ _VALUE_LIMIT = 1 << 16        # elements of a computed parse-time value
 _NO_VALUE_ROLES = {Role.DATA, Role.OUTPUT, Role.CONTROL}
 # output arg names of the builder ops, for `node:arg:index` references in function bodies
 _BUILDER_OUTPUTS = {"Switch": ("output_false", "output_true"), "Merge": ("output", "value_index")}
-_V1_LOOP_OPS = ("Enter", "Exit", "NextIteration", "LoopCond")
 
 
 def _control_flow_error(name: str, op: str, reason: str) -> GeError:
@@ -63,7 +62,6 @@ class _State:
     functions: dict                 # name -> FunctionDef
     values: dict = field(default_factory=dict)    # (node name, index) -> np.ndarray
     counter: int = 0                # PartitionedCall_<name>_<suffix>_<counter>
-    outputs: dict = field(default_factory=dict)   # root TF node -> [Edge | DEAD | None]
 
 
 def _split_ref(ref: str, in_function: bool, op_of) -> tuple:
@@ -91,8 +89,8 @@ class _Builder:
         self.by_name = {n.name: n for n in body.nodes}
         self.edges: dict = {}                   # TF node name -> [Edge | DEAD | None]
         self.args = dict(zip(body.args, arg_edges or []))
-        # Data index = the Placeholder's position in the GraphDef
-        self.placeholders = [n.name for n in body.nodes if n.op == "Placeholder"]
+        self.placeholders: list = []          # the needed ones, in GraphDef order
+        self.frame_of, self.frame_enters = self.find_frames()
 
     def full_name(self, name: str) -> str:
         return f"{self.prefix}/{name}" if self.prefix else name
@@ -105,9 +103,41 @@ class _Builder:
         return [_split_ref(r, self.in_function, self.op_of) for r in node.input
                 if not r.startswith("^")]
 
+    def find_frames(self) -> tuple:
+        """TF1 while loops: {node: frame name} for every node from a frame's Enter nodes
+        forward (data and control edges) up to its Exit nodes, and {frame: Enter names}."""
+        enters: dict = {}
+        for n in self.body.nodes:
+            if n.op == "Enter":
+                enters.setdefault(decode_attr(n.attr["frame_name"], n.name), []).append(n.name)
+        if not enters:
+            return {}, {}
+        users: dict = {}
+        for n in self.body.nodes:
+            for ref in n.input:
+                src = _split_ref(ref.lstrip("^"), self.in_function, self.op_of)[0]
+                users.setdefault(src, []).append(n.name)
+        frame_of: dict = {}
+        for frame, names in enters.items():
+            stack = list(names)
+            while stack:
+                name = stack.pop()
+                if name in frame_of:
+                    continue
+                node = self.by_name[name]
+                if node.op == "Enter" and name not in names:
+                    raise _control_flow_error(self.full_name(name), "Enter", "nested TF1 while "
+                                              "loops are not supported")
+                frame_of[name] = frame
+                if node.op != "Exit":
+                    stack += users.get(name, [])
+        return frame_of, enters
+
     # -- pre-check ----------------------------------------------------------------------------
     def needed(self, outputs: list) -> list:
-        """The nodes the outputs depend on (data inputs), in a stable topological order."""
+        """The nodes the outputs depend on (data inputs), in a stable topological order.
+        TF1 loops are made acyclic: a Merge does not wait for its NextIteration, and an Exit
+        waits for every Enter of its frame (the whole loop is unrolled at its first Exit)."""
         order, seen, stack = [], set(), [n for n, _ in outputs if n]
         preds: dict = {}
         while stack:
@@ -125,8 +155,13 @@ class _Builder:
                     raise GeError("E12009", {"opname": ref.lstrip("^"),
                                              "inputopname": self.full_name(name)})
                 if not ref.startswith("^"):
-                    deps.append(src)
                     stack.append(src)
+                    if not (node.op == "Merge" and self.by_name[src].op == "NextIteration"):
+                        deps.append(src)
+            if node.op == "Exit":
+                enters = self.frame_enters.get(self.frame_of.get(name), [])
+                deps += enters
+                stack += enters
             preds[name] = deps
         index = {n.name: i for i, n in enumerate(self.body.nodes)}
         users: dict = {n: [] for n in preds}
@@ -145,11 +180,6 @@ class _Builder:
                     heapq.heappush(ready, (index[u], u))
         if len(order) != len(preds):
             stuck = sorted(n for n, c in pending.items() if c > 0)
-            if any(self.by_name[n].op in ("NextIteration", "Merge") for n in stuck):
-                first = min(stuck, key=lambda n: index[n])
-                raise _control_flow_error(self.full_name(first), self.by_name[first].op,
-                                          "TF1 while loops (Enter/Exit/NextIteration) are not "
-                                          "supported; build the loop with TF2 control flow")
             raise invalid_model(f"the graph has a cycle through nodes {', '.join(stuck[:8])}")
         return order
 
@@ -292,13 +322,12 @@ class _Builder:
         if op == "Switch":
             pred = self.value_of(ins[1])
             if pred is None:
-                raise _control_flow_error(name, op, "its predicate is computed from the "
-                                          "inputs; only constant predicates are folded for TF1 "
-                                          "control flow (use tf.cond in a tf.function)")
+                raise _control_flow_error(name, op, "its predicate depends on the model "
+                                          "inputs; TF1 control flow (Switch / Merge) is folded "
+                                          "only when the predicate is known at compile time")
             return [DEAD, ins[0]] if bool(np.asarray(pred).reshape(-1)[0]) else [ins[0], DEAD]
-        if op in _V1_LOOP_OPS:
-            raise _control_flow_error(name, op, "TF1 while loops (Enter/Exit/NextIteration) "
-                                      "are not supported; build the loop with TF2 control flow")
+        if op == "LoopCond":
+            return ins
         if op in ("If", "StatelessIf"):
             return self.convert_if(node, name, ins)
         if op in ("While", "StatelessWhile"):
@@ -402,10 +431,52 @@ class _Builder:
         return out
 
     def run(self, order: list) -> None:
+        unrolled = set()
         for node in order:
-            self.edges[node.name] = self.convert(node)
-            if not self.prefix:
-                self.state.outputs[node.name] = self.edges[node.name]
+            frame = self.frame_of.get(node.name)
+            if frame is None:
+                self.edges[node.name] = self.convert(node)
+            elif node.op == "Exit" and frame not in unrolled:
+                self.unroll_frame(frame, order)
+                unrolled.add(frame)
+
+    def unroll_frame(self, frame: str, order: list) -> None:
+        """A TF1 while loop unrolled while its LoopCond is known at parse time: each
+        iteration converts the frame's nodes again (Merge takes the Enter value, then the
+        NextIteration value); the Exits take the values of the last iteration."""
+        members = [n for n in order if self.frame_of.get(n.name) == frame]
+        step = [n for n in members if n.op not in ("Enter", "Merge", "NextIteration", "Exit")]
+        conds = [n for n in members if n.op == "LoopCond"]
+        for node in members:
+            if node.op == "Enter":
+                self.edges[node.name] = self.input_edges(node)
+        for it in range(_MAX_UNROLL + 1):
+            for merge in (n for n in members if n.op == "Merge"):
+                wanted = "NextIteration" if it else "Enter"
+                picked = [(k, src, idx) for k, (src, idx) in enumerate(self.refs(merge))
+                          if self.op_of(src) == wanted]
+                k, src, idx = picked[0]
+                self.edges[merge.name] = [self.edges[src][idx],
+                                          self.const_edge(self.full_name(merge.name),
+                                                          np.array(k, np.int32))]
+            for node in step:
+                self.edges[node.name] = self.convert(node)
+            preds = [self.value_of(self.edges[c.name][0]) for c in conds]
+            if not conds or any(p is None for p in preds):
+                where = conds[0] if conds else members[0]
+                raise _control_flow_error(self.full_name(where.name), where.op, "its loop "
+                                          "condition depends on the model inputs (the IR has "
+                                          "no While op; only loops with a trip count known at "
+                                          "compile time unroll)")
+            if not bool(np.asarray(preds[0]).reshape(-1)[0]):
+                break
+            for node in (n for n in members if n.op == "NextIteration"):
+                self.edges[node.name] = self.input_edges(node)
+        else:
+            raise _control_flow_error(self.full_name(conds[0].name), "LoopCond",
+                                      f"it runs more than {_MAX_UNROLL} iterations")
+        for node in (n for n in members if n.op == "Exit"):
+            self.edges[node.name] = self.input_edges(node)
 
     def add_net_output(self, named_edges: list, parent_index: bool = False) -> None:
         name = NET_OUTPUT if not self.prefix else f"{self.graph.name}_{NET_OUTPUT}"
@@ -433,11 +504,12 @@ class _Builder:
                 raise GeError("E10016", {"opname": name, "parameter": "input_shape"})
         sinks = [] if wanted else self.default_outputs()
         order = self.needed(list(wanted) or [(n, 0) for n in sinks])
-        # every Placeholder becomes a model input, used or not (its index is its order)
-        placeholders = [n for n in self.body.nodes if n.op == "Placeholder" and
-                        all(n is not m for m in order)]
+        # the Placeholders the outputs need are the model inputs, indexed in GraphDef order
+        needed = {n.name for n in order}
+        self.placeholders = [n.name for n in self.body.nodes
+                             if n.op == "Placeholder" and n.name in needed]
         self.precheck(order)
-        self.run(placeholders + order)
+        self.run(order)
         named = []
         if wanted:
             for name, index in wanted:
@@ -456,12 +528,13 @@ class _Builder:
 
 
 def default_outputs(nodes) -> list:
-    """The graph's sinks (nodes no node reads, by a data or a control edge), NoOps excluded,
-    in GraphDef order: the model outputs when --out_nodes is not given."""
+    """The graph's sinks (nodes no node reads, by a data or a control edge), NoOps and
+    Placeholders excluded, in GraphDef order: the model outputs without --out_nodes."""
     consumed = set()
     for node in nodes:
         consumed |= {_split_ref(r.lstrip("^"), False, None)[0] for r in node.input}
-    return [n.name for n in nodes if n.name not in consumed and n.op != "NoOp"]
+    return [n.name for n in nodes
+            if n.name not in consumed and n.op not in ("NoOp", "Placeholder")]
 
 
 def build_graph(graph_def, options: ParseOptions, graph_name: str) -> Graph:
