@@ -25,11 +25,13 @@ from ._context import ConvertError, TfCtx, decode_attr
 from ._mappings import BUILDER_OPS, PASS_THROUGH, ROWS, VARIABLE_OPS
 from ._model import ge_dtype, invalid_model, tensor_to_array
 from ._options import ParseOptions
+from ._v1_cond import find_cond_groups, merge_inputs
 
 __all__ = ["build_graph", "default_outputs"]
 
 NET_OUTPUT = "Node_Output"
 DEAD = object()               # an untaken Switch branch (TF's dead tensors)
+PENDING = object()            # inside a data-dependent TF1 cond: computed by its If
 _MAX_UNROLL = 1000            # While iterations unrolled at parse time
 _VALUE_LIMIT = 1 << 16        # elements of a computed parse-time value
 _NO_VALUE_ROLES = {Role.DATA, Role.OUTPUT, Role.CONTROL}
@@ -83,14 +85,18 @@ class _Builder:
     """Converts one body (root graph or function) into `graph`."""
 
     def __init__(self, state: _State, body: _Body, graph: Graph, prefix: str,
-                 arg_edges: Optional[list] = None):
+                 arg_edges: Optional[list] = None, edges: Optional[dict] = None):
         self.state, self.body, self.graph, self.prefix = state, body, graph, prefix
         self.in_function = arg_edges is not None
         self.by_name = {n.name: n for n in body.nodes}
-        self.edges: dict = {}                   # TF node name -> [Edge | DEAD | None]
+        # TF node name -> [Edge | DEAD | PENDING | None]; `edges` seeds values from outside
+        self.edges: dict = dict(edges or {})
         self.args = dict(zip(body.args, arg_edges or []))
         self.placeholders: list = []          # the needed ones, in GraphDef order
         self.frame_of, self.frame_enters = self.find_frames()
+        self.cond_groups = find_cond_groups(body.nodes, self.all_refs, set(self.frame_of)) \
+            if any(n.op == "Switch" for n in body.nodes) else {}
+        self.cond_outputs: dict = {}            # Merge name -> [Edge, None] of a built If
 
     def full_name(self, name: str) -> str:
         return f"{self.prefix}/{name}" if self.prefix else name
@@ -102,6 +108,15 @@ class _Builder:
     def refs(self, node) -> list:
         return [_split_ref(r, self.in_function, self.op_of) for r in node.input
                 if not r.startswith("^")]
+
+    def all_refs(self, node) -> list:
+        """[(src, index, is_control)] of a node's inputs, function args left out."""
+        out = []
+        for ref in node.input:
+            src, idx = _split_ref(ref.lstrip("^"), self.in_function, self.op_of)
+            if src:
+                out.append((src, idx, ref.startswith("^")))
+        return out
 
     def find_frames(self) -> tuple:
         """TF1 while loops: {node: frame name} for every node from a frame's Enter nodes
@@ -149,7 +164,7 @@ class _Builder:
             deps = []
             for ref in node.input:
                 src, _ = _split_ref(ref.lstrip("^"), self.in_function, self.op_of)
-                if not src:
+                if not src or src in self.edges:      # an arg, or a value seeded from outside
                     continue
                 if src not in self.by_name:
                     raise GeError("E12009", {"opname": ref.lstrip("^"),
@@ -162,6 +177,12 @@ class _Builder:
                 enters = self.frame_enters.get(self.frame_of.get(name), [])
                 deps += enters
                 stack += enters
+            group = self.cond_groups.get(name) if node.op == "Merge" else None
+            if group is not None:      # a TF1 cond's If is built at its first Merge
+                outside = [group.pred[0]] + group.switches + [c for c, _ in group.captures]
+                outside = [n for n in outside if n in self.by_name]
+                deps += outside
+                stack += outside
             preds[name] = deps
         index = {n.name: i for i, n in enumerate(self.body.nodes)}
         users: dict = {n: [] for n in preds}
@@ -303,12 +324,15 @@ class _Builder:
         op = node.op
         name = self.full_name(node.name)
         if op == "Merge":
+            if any(e is PENDING for e in ins):
+                return self.v1_cond_outputs(node)
             alive = [(i, e) for i, e in enumerate(ins) if e is not DEAD]
             if not alive:
                 return [DEAD, DEAD]
             return [alive[0][1], self.const_edge(name, np.array(alive[0][0], np.int32))]
-        if any(e is DEAD for e in ins):
-            return [DEAD] * 8
+        for marker in (DEAD, PENDING):
+            if any(e is marker for e in ins):
+                return [marker] * 8
         if op == "Placeholder":
             if self.in_function:
                 raise invalid_model(f"function body node {name} is a Placeholder")
@@ -321,6 +345,8 @@ class _Builder:
             return []
         if op == "Switch":
             pred = self.value_of(ins[1])
+            if pred is None and node.name in self.cond_groups:
+                return [PENDING, PENDING]      # inside a data-dependent cond: an If branch
             if pred is None:
                 raise _control_flow_error(name, op, "its predicate depends on the model "
                                           "inputs; TF1 control flow (Switch / Merge) is folded "
@@ -398,6 +424,54 @@ class _Builder:
         inner.add_function_args()
         inner.add_net_output([(r, e) for r, e in zip(body.rets, inner.build_outputs())],
                              parent_index=True)
+        self.state.root.add_subgraph(sub, parent_node=if_node)
+        return sub_name
+
+    def v1_cond_outputs(self, merge) -> list:
+        """The outputs of a Merge of a data-dependent TF1 cond: the group becomes one If
+        (built at its first Merge) whose branches are the nodes between Switch and Merge."""
+        if merge.name not in self.cond_outputs:
+            group = self.cond_groups[merge.name]
+            name = self.full_name(merge.name)
+            if group.error:
+                raise _control_flow_error(self.full_name(group.switches[0]), "Switch",
+                                          f"its predicate depends on the model inputs and "
+                                          f"the conditional cannot become an If: {group.error}")
+            outside = [self.input_edges(self.by_name[sw])[0] for sw in group.switches] + \
+                [self.edges[src][idx] for src, idx in group.captures]
+            pred = self.edges[group.pred[0]][group.pred[1]]
+            ctx = self.new_ctx(merge, name, [pred] + outside)
+            if_node = ctx.emit("If", ctx.ins, num_outputs=len(group.merges))
+            if_node.subgraphs = {attr: self.v1_branch(if_node, group, name, branch, attr)
+                                 for branch, attr in ((True, "then_branch"),
+                                                      (False, "else_branch"))}
+            self.finish(ctx)
+            for k, m in enumerate(group.merges):
+                self.cond_outputs[m] = [(if_node, k), None]
+        return self.cond_outputs[merge.name]
+
+    def v1_branch(self, if_node: Node, group, name: str, branch: bool, attr: str) -> str:
+        sub_name = f"{name}_{0 if branch else 1}_{attr}"
+        sub = Graph(sub_name)
+        inner = _Builder(self.state, _Body([self.by_name[n] for n in group.branches[branch]]),
+                         sub, sub_name)
+        for index, (src, idx) in enumerate([(sw, None) for sw in group.switches] +
+                                           group.captures):
+            data = inner.add_node("Data", f"{sub_name}/{src}", 1, 1, [src])
+            data.set_attr_kind("index", VT.VT_INT, index)
+            data.set_attr_kind(ATTR_PARENT_INDEX, VT.VT_INT, index + 1)
+            if idx is None:            # a Switch: both ports are the branch's input
+                inner.edges[src] = [(data, 0), (data, 0)]
+            else:
+                inner.edges.setdefault(src, [None] * (idx + 1))
+                inner.edges[src] += [None] * (idx + 1 - len(inner.edges[src]))
+                inner.edges[src][idx] = (data, 0)
+        outs = [merge_inputs(group, self.refs(self.by_name[m]))[branch] for m in group.merges]
+        order = inner.needed([o for o in outs if o[0] in inner.by_name])
+        inner.precheck(order)
+        inner.run(order)
+        inner.add_net_output([(f"{m}:0", inner.edges[src][idx])
+                              for m, (src, idx) in zip(group.merges, outs)], parent_index=True)
         self.state.root.add_subgraph(sub, parent_node=if_node)
         return sub_name
 
