@@ -59,6 +59,18 @@ def bert_encoder(tf, seq: int = 16, width: int = 32, layers: int = 2, vocab: int
                   [tf.TensorSpec((1, seq), tf.int32, name="input_ids")])
 
 
+def small_conv(tf) -> bytes:
+    """A placeholder named with a scope (`in/image`, NHWC [1, 6, 5, 3]) and two outputs,
+    `scope/y` (Conv2D + Relu, 20 channels) and `z` (y * 2)."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, (1, 6, 5, 3), name="in/image")
+        y = tf.nn.relu(tf.nn.conv2d(x, _c(tf, 3, 3, 3, 20), [1, 1, 1, 1], "SAME"),
+                       name="scope/y")
+        tf.identity(y * 2.0, name="z")
+    return graph.as_graph_def().SerializeToString()
+
+
 # -- control flow, both ways -----------------------------------------------------------------------
 
 def cond_v2(tf) -> bytes:

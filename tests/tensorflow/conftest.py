@@ -23,6 +23,7 @@ from _samples import SAMPLE_SOC
 BUILDERS = {
     **{name: (lambda name: lambda tf: G.keras_app(tf, name))(name) for name in G.KERAS_APPS},
     "bert": G.bert_encoder,
+    "small": G.small_conv,
     **G.CONTROL_FLOW,
     "ops": lambda tf: G.op_graph(tf, G.op_cases(tf)),
 }

@@ -572,8 +572,12 @@ class _Builder:
         for name, _ in wanted:
             if name not in self.by_name:
                 raise GeError("E10016", {"opname": name, "parameter": "out_nodes"})
-        for name in self.state.options.input_shapes:
+        for name in list(self.state.options.input_shapes):
             node = self.by_name.get(name)
+            base, _, index = name.rpartition(":")
+            if node is None and index == "0" and base in self.by_name:
+                node = self.by_name[base]      # the tensor form "name:0" of a Placeholder
+                self.state.options.input_shapes[base] = self.state.options.input_shapes[name]
             if node is None or node.op != "Placeholder":
                 raise GeError("E10016", {"opname": name, "parameter": "input_shape"})
         sinks = [] if wanted else self.default_outputs()

@@ -1,0 +1,180 @@
+"""ATC's TensorFlow command line: --mode=1 / --mode=3 on a GraphDef, --input_shape and
+--out_nodes on scoped names, the float16 NC1HWC0 edges (three ways), --output_type, the two
+entries writing one OM, Netron, and `python3 -m ge.runtime.compare --tf`."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from ge.om import read_om
+from ge.runtime import load
+from ge.runtime.compare_tf import run_tensorflow
+from ge.parser.tensorflow import load_graph_def
+
+SOC = "Ascend310"
+NETRON_SCRIPT = os.path.join(os.path.dirname(__file__), "..", "om", "netron_read.js")
+
+
+def _netron_dir():
+    try:
+        import netron
+    except ImportError:
+        return None
+    directory = os.path.dirname(netron.__file__)
+    return directory if os.path.exists(os.path.join(directory, "om.js")) else None
+
+
+def test_mode1_json_of_the_graph_def(frozen, atc_main, tmp_path):
+    run = atc_main("--mode=1", "--framework=3", f"--om={frozen('bert')}", "--json=bert.json",
+                   cwd=tmp_path)
+    assert run.rc == 0, run.text
+    doc = json.loads((tmp_path / "bert.json").read_text())
+    ops = {n["op"] for n in doc["node"]}
+    assert {"Placeholder", "Einsum", "BatchMatMulV2", "Erfc"} <= ops
+    consts = [n for n in doc["node"] if n["op"] == "Const"]
+    assert consts and all("tensor_content" not in n["attr"]["value"]["tensor"] for n in consts)
+
+
+def test_mode3_precheck_lists_unsupported_nodes(frozen, tf, atc_main, tmp_path):
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, (2,), name="x")
+        tf.identity(tf.math.lgamma(x) * 2.0, name="y")
+    (tmp_path / "m.pb").write_bytes(graph.as_graph_def().SerializeToString())
+    run = atc_main("--mode=3", "--framework=3", "--model=m.pb", f"--soc_version={SOC}",
+                   "--check_report=report.json", cwd=tmp_path)
+    report = json.loads((tmp_path / "report.json").read_text())
+    by_name = {op["name"]: op for op in report["op"]}
+    assert by_name["Lgamma"]["result"] == "failed"
+    assert by_name["mul"]["result"] == "success"
+    assert report["fail"] == 1, run.text
+
+
+def test_input_shape_and_out_nodes_on_scoped_names(frozen, atc_main, tmp_path):
+    """A name with `/` (and the tensor form `name:0`) in --input_shape, node:index outputs in
+    the order given, NHWC kept for the input."""
+    run = atc_main("--framework=3", f"--model={frozen('small')}", "--output=m",
+                   f"--soc_version={SOC}", "--precision_mode=must_keep_origin_dtype",
+                   "--input_shape=in/image:0:2,6,5,3", "--out_nodes=z:0;scope/y:0",
+                   cwd=tmp_path)
+    assert run.rc == 0, run.text
+    model = load(str(tmp_path / "m.om"))
+    assert [(s.name, s.shape) for s in model.inputs] == [("in/image", (2, 6, 5, 3))]
+    assert [s.shape for s in model.outputs] == [(2, 6, 5, 20)] * 2
+    x = np.random.default_rng(1).standard_normal((2, 6, 5, 3)).astype(np.float32)
+    z, y = model.run([x])
+    graph_def = load_graph_def(frozen("small"))
+    for i in range(2):           # the TF graph itself takes batch 1
+        ref = run_tensorflow(graph_def, {"in/image": x[i:i + 1]}, ["scope/y:0", "z:0"])
+        np.testing.assert_allclose(y[i:i + 1], ref["scope/y:0"], rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(z[i:i + 1], ref["z:0"], rtol=1e-4, atol=1e-5)
+
+
+FIVE_HD = ("--input_fp16_nodes=in/image", "--is_input_adjust_hw_layout=true",
+           "--out_nodes=scope/y:0;z:0", "--is_output_adjust_hw_layout=false,true")
+
+
+def test_float16_nc1hwc0_edges_match_tensorflow(frozen, tf_compiled):
+    model = load(str(tf_compiled("small", *FIVE_HD)))
+    assert [(s.shape, s.dtype) for s in model.inputs] == [((1, 1, 6, 5, 16), np.float16)]
+    assert [(s.shape, s.dtype) for s in model.outputs] == [((1, 6, 5, 20), np.float32),
+                                                          ((1, 2, 6, 5, 16), np.float16)]
+    x = np.random.default_rng(2).standard_normal((1, 6, 5, 3)).astype(np.float16)
+    x5 = np.zeros((1, 1, 6, 5, 16), np.float16)
+    x5[0, 0, :, :, :3] = x[0]
+    y, z5 = model.run([x5])
+    ref = run_tensorflow(load_graph_def(frozen("small")), {"in/image": x.astype(np.float32)},
+                         ["scope/y:0", "z:0"])
+    np.testing.assert_allclose(y, ref["scope/y:0"], rtol=1e-4, atol=1e-4)
+    z = z5.transpose(0, 2, 3, 1, 4).reshape(1, 6, 5, 32)
+    assert not z[..., 20:].any(), "channels past C are zero"
+    np.testing.assert_allclose(z[..., :20].astype(np.float32), ref["z:0"], rtol=2e-3, atol=2e-2)
+
+
+def test_nc1hwc0_flags_three_ways(frozen, tf_compiled, atc_main, tmp_path):
+    """The flags, --raw_ge_options with the GE keys, and ge.offline_compile: one OM."""
+    from ge.offline_compile import build_model, save_model
+    from ge.parser.tensorflow import parse_tensorflow
+    raw = {"is_input_adjust_hw_layout": "true", "is_output_adjust_hw_layout": "false,true"}
+    (tmp_path / "raw.json").write_text(json.dumps({"compile options": {"global": raw}}))
+    flags = [f for f in FIVE_HD if "adjust" not in f]
+    run = atc_main("--framework=3", f"--model={frozen('small')}", "--output=raw",
+                   f"--soc_version={SOC}", "--precision_mode=must_keep_origin_dtype", *flags,
+                   "--raw_ge_options=raw.json", cwd=tmp_path)
+    assert run.rc == 0, run.text
+    options = {"ge.socVersion": SOC, "ge.INPUT_NODES_SET_FP16": "in/image",
+               "ge.outputNodeName": "scope/y:0;z:0", "input_format": "NHWC", **raw}
+    graph = parse_tensorflow(frozen("small"), options, graph_name="api")
+    save_model(str(tmp_path / "api"), build_model(graph, options))
+    specs = []
+    for om in (tf_compiled("small", *FIVE_HD), tmp_path / "raw.om", tmp_path / "api.om"):
+        model = load(str(om))
+        specs.append([(s.shape, s.dtype) for s in model.inputs + model.outputs])
+    assert specs[0] == specs[1] == specs[2]
+
+
+def test_bad_adjust_flag_value(frozen, atc_main, tmp_path):
+    run = atc_main("--framework=3", f"--model={frozen('small')}", "--output=m",
+                   f"--soc_version={SOC}", "--input_fp16_nodes=in/image",
+                   "--is_input_adjust_hw_layout=yes", cwd=tmp_path)
+    assert run.rc == 255 and "E10005" in run.text and "yes" in run.text
+    assert not list(tmp_path.glob("m*"))
+
+
+def test_output_type_fp16(frozen, tf_compiled):
+    model = load(str(tf_compiled("small", "--output_type=FP16")))
+    assert [s.dtype for s in model.outputs] == [np.float16]
+
+
+def test_atc_and_pyatc_write_the_same_om(frozen, entry_argv, entry_env, tmp_path):
+    from _om_compare import same_om_but_model_def
+    for entry in ("atc", "pyatc"):
+        run = subprocess.run([*entry_argv(entry), "--framework=3", f"--model={frozen('cond_v2')}",
+                              f"--output={entry}", f"--soc_version={SOC}"], cwd=tmp_path,
+                             env=entry_env, capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stdout + run.stderr
+    same_om_but_model_def(tmp_path / "atc.om", tmp_path / "pyatc.om")
+
+
+@pytest.mark.skipif(not shutil.which("node") or not _netron_dir(), reason="needs node, netron")
+@pytest.mark.parametrize("name", ["cond_v2", "bert"])
+def test_netron_opens_the_om(name, tf_compiled):
+    om = tf_compiled(name)
+    run = subprocess.run([shutil.which("node"), NETRON_SCRIPT, _netron_dir(), str(om)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    view = json.loads(run.stdout)
+    assert view["format"] == "DaVinci OM"
+    ours = read_om(str(om)).model_def_with_weights()
+    assert [g["name"] for g in view["graphs"]] == [g.name for g in ours.graph]
+
+
+def test_compare_command_line_with_dump(frozen, tf_compiled):
+    from ge.runtime.compare import main
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = main(["--tf", str(frozen("bert")), "--om", str(tf_compiled("bert")), "--dump"])
+    assert rc == 0, out.getvalue()
+    text = out.getvalue()
+    assert "|ours - tensorflow|" in text and "no divergence" in text
+    assert "result: PASS" in text
+
+
+def test_compare_without_tensorflow(frozen, tf_compiled):
+    """A process in which tensorflow cannot be imported gets EP0504, exit 255."""
+    code = ("import sys; sys.modules['tensorflow'] = None; "
+            "from ge.runtime._cli import guarded; from ge.runtime.compare import main; "
+            f"sys.exit(guarded(main, ['--tf', {str(frozen('small'))!r}, "
+            f"'--om', {str(tf_compiled('small'))!r}]))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 255
+    assert "EP0504" in run.stdout + run.stderr and "tensorflow" in run.stdout + run.stderr
