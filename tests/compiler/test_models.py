@@ -10,8 +10,6 @@ from convolution and matmul summation order in deep nets).
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from typing import Dict
 
@@ -20,25 +18,13 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
+from _netron import NETRON, NETRON_SCRIPT, NODE
 from ge.om import read_om
 from ge.ops.interpreter import run_graph
 
 from .conftest import MODELS, REPO, onnxruntime_outputs, random_feeds
 
 RTOL = 1e-4
-NETRON_SCRIPT = REPO / "tests" / "om" / "netron_read.js"
-
-
-def _netron_dir():
-    try:
-        import netron
-    except ImportError:
-        return None
-    directory = os.path.dirname(netron.__file__)
-    return directory if os.path.exists(os.path.join(directory, "om.js")) else None
-
-
-NODE, NETRON = shutil.which("node"), _netron_dir()
 
 
 @pytest.fixture(scope="session")

@@ -2,34 +2,20 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 
 import pytest
 
+from _netron import NETRON, NETRON_SCRIPT, NODE
 from ge.om import OmContent, om_to_json, write_om
 
 from ._graphs import conv_net, if_net
 
-SCRIPT = os.path.join(os.path.dirname(__file__), "netron_read.js")
-
-
-def _netron_dir():
-    try:
-        import netron
-    except ImportError:
-        return None
-    directory = os.path.dirname(netron.__file__)
-    return directory if os.path.exists(os.path.join(directory, "om.js")) else None
-
-
-NODE, NETRON = shutil.which("node"), _netron_dir()
 pytestmark = pytest.mark.skipif(not NODE or not NETRON, reason="needs node and netron")
 
 
 def _netron_view(path: str) -> dict:
-    run = subprocess.run([NODE, SCRIPT, NETRON, path], capture_output=True, text=True,
+    run = subprocess.run([NODE, NETRON_SCRIPT, NETRON, path], capture_output=True, text=True,
                          timeout=120)
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)

@@ -6,14 +6,13 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
-import shutil
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
+from _netron import NETRON, NETRON_SCRIPT, NODE
 from ge.om import read_om
 from ge.proto.ge_ir import ModelDef
 from ge.runtime import load
@@ -21,16 +20,6 @@ from ge.runtime.compare_tf import run_tensorflow
 from ge.parser.tensorflow import load_graph_def
 
 SOC = "Ascend310"
-NETRON_SCRIPT = os.path.join(os.path.dirname(__file__), "..", "om", "netron_read.js")
-
-
-def _netron_dir():
-    try:
-        import netron
-    except ImportError:
-        return None
-    directory = os.path.dirname(netron.__file__)
-    return directory if os.path.exists(os.path.join(directory, "om.js")) else None
 
 
 def test_mode1_json_of_the_graph_def(frozen, atc_main, tmp_path):
@@ -151,11 +140,11 @@ def test_atc_and_pyatc_write_the_same_om(frozen, entry_argv, entry_env, tmp_path
     assert model_defs[0] == model_defs[1]
 
 
-@pytest.mark.skipif(not shutil.which("node") or not _netron_dir(), reason="needs node, netron")
+@pytest.mark.skipif(not NODE or not NETRON, reason="needs node and netron")
 @pytest.mark.parametrize("name", ["cond_v2", "bert"])
 def test_netron_opens_the_om(name, tf_compiled):
     om = tf_compiled(name)
-    run = subprocess.run([shutil.which("node"), NETRON_SCRIPT, _netron_dir(), str(om)],
+    run = subprocess.run([NODE, NETRON_SCRIPT, NETRON, str(om)],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     view = json.loads(run.stdout)

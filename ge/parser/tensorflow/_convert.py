@@ -126,27 +126,25 @@ def fused_batch_norm(ctx: TfCtx) -> list:
     return [(node, i) for i in range(6)]
 
 
-def max_pool(ctx: TfCtx) -> list:
-    fmt = ctx.data_format()
+def _pool_attrs(ctx: TfCtx, fmt: str) -> dict:
     padding = str(ctx.attr("padding", "VALID")).upper()
     if padding not in ("SAME", "VALID"):
         refuse(f"padding {padding} is not SAME or VALID")
-    attrs = {"ksize": _per_format(ctx, ctx.attr("ksize"), fmt, "ksize"),
-             "strides": _per_format(ctx, ctx.attr("strides"), fmt, "strides"),
-             "padding": padding, "data_format": fmt}
-    return ctx.one("MaxPool", [ctx.ins[0]], attrs, fmt=FORMATS[fmt])
+    return {"ksize": _per_format(ctx, ctx.attr("ksize"), fmt, "ksize"),
+            "strides": _per_format(ctx, ctx.attr("strides"), fmt, "strides"),
+            "padding": padding, "data_format": fmt}
+
+
+def max_pool(ctx: TfCtx) -> list:
+    fmt = ctx.data_format()
+    return ctx.one("MaxPool", [ctx.ins[0]], _pool_attrs(ctx, fmt), fmt=FORMATS[fmt])
 
 
 def avg_pool(ctx: TfCtx) -> list:
     """TF averages over the window cells inside the input (padding not counted)."""
     fmt = ctx.data_format()
-    padding = str(ctx.attr("padding", "VALID")).upper()
-    if padding not in ("SAME", "VALID"):
-        refuse(f"padding {padding} is not SAME or VALID")
-    attrs = {"ksize": _per_format(ctx, ctx.attr("ksize"), fmt, "ksize"),
-             "strides": _per_format(ctx, ctx.attr("strides"), fmt, "strides"),
-             "padding_mode": padding, "pads": [0, 0, 0, 0], "data_format": fmt,
-             "exclusive": True}
+    attrs = _pool_attrs(ctx, fmt)
+    attrs.update(padding_mode=attrs.pop("padding"), pads=[0, 0, 0, 0], exclusive=True)
     return ctx.one("AvgPoolV2", [ctx.ins[0]], attrs, fmt=FORMATS[fmt])
 
 
