@@ -150,9 +150,7 @@ def _assert_refused(run, feature):
     (["--singleop=op.json", "--output=ops", "--soc_version=Ascend310"], "--singleop"),
     (["--framework=0", "--weight=w.caffemodel", "--model=m.prototxt", "--output=o",
       "--soc_version=Ascend310"], "--framework=0 (Caffe)"),
-    (["--framework=3", "--model=m.onnx", "--output=o", "--soc_version=Ascend310"],
-     "--framework=3 (TensorFlow)"),
-], ids=["mode7", "mode30", "singleop", "caffe", "tensorflow"])
+], ids=["mode7", "mode30", "singleop", "caffe"])
 def test_refused_modes_and_frameworks(atc, args, feature):
     _assert_refused(atc(*args), feature)
 
