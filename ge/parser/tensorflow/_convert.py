@@ -412,6 +412,72 @@ def depth_to_space(ctx: TfCtx) -> list:
                                                   "mode": "DCR", "data_format": fmt})
 
 
+def _static_shape(ctx: TfCtx, i: int, rank: int, what: str) -> list:
+    shape = ctx.shape(i)
+    if shape is None or len(shape) != rank or min(shape) < 0:
+        refuse(f"{what} needs a static {rank}-D input, got {shape}")
+    return shape
+
+
+def _reshape(ctx: TfCtx, x, dims: list, suffix: str):
+    shape = ctx.const_node(np.array(dims, dtype=np.int64), suffix=suffix)
+    return ctx.one("Reshape", [x, shape])[0]
+
+
+def _transpose(ctx: TfCtx, x, perm: list):
+    return ctx.one("Transpose", [x, ctx.const_node(np.array(perm, dtype=np.int64),
+                                                   suffix="perm")])[0]
+
+
+def space_to_depth(ctx: TfCtx) -> list:
+    """NHWC [N, H, W, C] → [N, H/b, W/b, b*b*C], channel order (row, column, C) as TF."""
+    if ctx.data_format() != "NHWC":
+        refuse("only data_format NHWC is supported")
+    n, h, w, c = _static_shape(ctx, 0, 4, "SpaceToDepth")
+    b = int(ctx.attr("block_size"))
+    y = _reshape(ctx, ctx.ins[0], [n, h // b, b, w // b, b, c], "blocks")
+    y = _transpose(ctx, y, [0, 1, 3, 2, 4, 5])
+    return [_reshape(ctx, y, [n, h // b, w // b, b * b * c], "shape")]
+
+
+def _block_params(ctx: TfCtx) -> tuple:
+    block = ctx.const_ints(1, "block_shape")
+    pairs = np.asarray(ctx.const(2)).reshape(-1, 2).tolist() if ctx.const(2) is not None \
+        else refuse("paddings / crops must be known when the model is compiled")
+    if len(block) != 2:
+        refuse(f"only 2 spatial dims are supported, block_shape {block}")
+    return block, pairs
+
+
+def space_to_batch_nd(ctx: TfCtx) -> list:
+    """[N, H, W, C] padded, cut in b0 x b1 blocks moved to the batch: [b0*b1*N, H'/b0, W'/b1, C]
+    (batch index = (row offset * b1 + column offset) * N + n, as TF)."""
+    n, h, w, c = _static_shape(ctx, 0, 4, "SpaceToBatchND")
+    (b0, b1), pads = _block_params(ctx)
+    hp, wp = h + sum(pads[0]), w + sum(pads[1])
+    paddings = ctx.const_node(np.array([[0, 0], *pads, [0, 0]], dtype=np.int64),
+                              suffix="paddings")
+    y = ctx.one("PadV2", [ctx.ins[0], paddings, _scalar(ctx, 0, suffix="zero")])[0]
+    y = _reshape(ctx, y, [n, hp // b0, b0, wp // b1, b1, c], "blocks")
+    y = _transpose(ctx, y, [2, 4, 0, 1, 3, 5])
+    return [_reshape(ctx, y, [b0 * b1 * n, hp // b0, wp // b1, c], "shape")]
+
+
+def batch_to_space_nd(ctx: TfCtx) -> list:
+    """The inverse: blocks back from the batch into space, then the crops cut off."""
+    nb, h, w, c = _static_shape(ctx, 0, 4, "BatchToSpaceND")
+    (b0, b1), crops = _block_params(ctx)
+    n = nb // (b0 * b1)
+    y = _reshape(ctx, ctx.ins[0], [b0, b1, n, h, w, c], "blocks")
+    y = _transpose(ctx, y, [2, 3, 0, 4, 1, 5])
+    y = _reshape(ctx, y, [n, h * b0, w * b1, c], "shape")
+    offsets = ctx.const_node(np.array([0, crops[0][0], crops[1][0], 0], dtype=np.int64),
+                             suffix="offsets")
+    size = ctx.const_node(np.array([n, h * b0 - sum(crops[0]), w * b1 - sum(crops[1]), c],
+                                   dtype=np.int64), suffix="size")
+    return ctx.one("Slice", [y, offsets, size])
+
+
 # TF resize flags → ONNX-semantics Resize (coordinate mode, nearest rounding)
 _RESIZE_MODES = {
     ("linear", True, False): ("align_corners", "round_prefer_floor"),

@@ -111,6 +111,9 @@ MAPPINGS: tuple[TfOp, ...] = (
     _row("TopKV2", "TopK", C.top_k, ("values", "indices")),
     _row("Cumsum", "Cumsum", C.cumsum),
     _row("DepthToSpace", "DepthToSpace", C.depth_to_space),
+    _row("SpaceToDepth", (K, "Reshape", "Transpose"), C.space_to_depth),
+    _row("SpaceToBatchND", (K, "PadV2", "Reshape", "Transpose"), C.space_to_batch_nd),
+    _row("BatchToSpaceND", (K, "Reshape", "Transpose", "Slice"), C.batch_to_space_nd),
     _row("ResizeBilinear", (K, "Resize"), C.resize("linear")),
     _row("ResizeNearestNeighbor", (K, "Resize"), C.resize("nearest")),
 )
