@@ -1,7 +1,7 @@
-"""GraphDef → ge.graph.Graph: pre-check, Data / Const / node / NetOutput construction, function
-bodies (inlined, or If branches), constant control flow folded.  Knows no op beyond the
-builder ops of _mappings.BUILDER_OPS: every other fact comes from the mapping table and the op
-registry.  Every emitted node gets its shape inferred at once (ge.ops.infer_node) so that
+"""GraphDef → ge.graph.Graph: pre-check, Data / Const / node / NetOutput construction, the
+walk over a body (root graph, function, cond branch); control flow itself is _control's.
+Knows no op beyond the builder ops of _mappings.BUILDER_OPS: every other fact comes from the
+mapping table and the op registry.  Every emitted node gets its shape inferred at once (ge.ops.infer_node) so that
 converters can read static shapes and small parse-time values (axes, sizes, predicates).
 """
 from __future__ import annotations
@@ -24,37 +24,16 @@ from ge.parser._emit import make_tensor, port_names
 from ._context import ConvertError, TfCtx, decode_attr
 from ._mappings import BUILDER_OPS, PASS_THROUGH, ROWS, VARIABLE_OPS
 from ._model import ge_dtype, invalid_model, tensor_to_array
+from ._control import (BUILDER_OUTPUTS, DEAD, PENDING, Body, control_flow_error, convert_if,
+                       convert_while, find_frames, split_ref, unroll_frame, v1_cond_outputs)
 from ._options import ParseOptions
-from ._v1_cond import find_cond_groups, merge_inputs
+from ._v1_cond import find_cond_groups
 
 __all__ = ["build_graph", "default_outputs"]
 
 NET_OUTPUT = "Node_Output"
-DEAD = object()               # an untaken Switch branch (TF's dead tensors)
-PENDING = object()            # inside a data-dependent TF1 cond: computed by its If
-_MAX_UNROLL = 1000            # While iterations unrolled at parse time
 _VALUE_LIMIT = 1 << 16        # elements of a computed parse-time value
 _NO_VALUE_ROLES = {Role.DATA, Role.OUTPUT, Role.CONTROL}
-# output arg names of the builder ops, for `node:arg:index` references in function bodies
-_BUILDER_OUTPUTS = {"Switch": ("output_false", "output_true"), "Merge": ("output", "value_index")}
-
-
-def _control_flow_error(name: str, op: str, reason: str) -> GeError:
-    return GeError("EP0503", {"opname": name, "optype": op, "reason": reason})
-
-
-@dataclass
-class _Body:
-    """What is built into one Graph: the root GraphDef, or a function body."""
-    nodes: list                     # NodeDef
-    args: list = field(default_factory=list)      # function arg names (bodies only)
-    rets: list = field(default_factory=list)      # function output refs (bodies only)
-
-
-def _function_body(fdef) -> _Body:
-    sig = fdef.signature
-    rets = [fdef.ret[a.name] for a in sig.output_arg]
-    return _Body(list(fdef.node_def), [a.name for a in sig.input_arg], rets)
 
 
 @dataclass
@@ -66,25 +45,10 @@ class _State:
     counter: int = 0                # PartitionedCall_<name>_<suffix>_<counter>
 
 
-def _split_ref(ref: str, in_function: bool, op_of) -> tuple:
-    """(node name, output index) of an input reference; ('', name) for a function arg."""
-    parts = ref.split(":")
-    if in_function:
-        if len(parts) == 1:
-            return "", parts[0]
-        name, arg, idx = parts[0], parts[1], int(parts[2]) if len(parts) > 2 else 0
-        op = op_of(name)
-        names = _BUILDER_OUTPUTS.get(op) or (ROWS[op].outputs if op in ROWS else ("output",))
-        return name, (names.index(arg) if arg in names else 0) + idx
-    if len(parts) == 2 and parts[1].isdigit():
-        return parts[0], int(parts[1])
-    return ref, 0
-
-
 class _Builder:
     """Converts one body (root graph or function) into `graph`."""
 
-    def __init__(self, state: _State, body: _Body, graph: Graph, prefix: str,
+    def __init__(self, state: _State, body: Body, graph: Graph, prefix: str,
                  arg_edges: Optional[list] = None, edges: Optional[dict] = None):
         self.state, self.body, self.graph, self.prefix = state, body, graph, prefix
         self.in_function = arg_edges is not None
@@ -93,7 +57,7 @@ class _Builder:
         self.edges: dict = dict(edges or {})
         self.args = dict(zip(body.args, arg_edges or []))
         self.placeholders: list = []          # the needed ones, in GraphDef order
-        self.frame_of, self.frame_enters = self.find_frames()
+        self.frame_of, self.frame_enters = find_frames(self)
         self.cond_groups = find_cond_groups(body.nodes, self.all_refs, set(self.frame_of)) \
             if any(n.op == "Switch" for n in body.nodes) else {}
         self.cond_outputs: dict = {}            # Merge name -> [Edge, None] of a built If
@@ -105,48 +69,28 @@ class _Builder:
         node = self.by_name.get(name)
         return node.op if node is not None else ""
 
+    def outputs_of(self, name: str) -> tuple:
+        """Output arg names of a node's op (function bodies name edges node:arg:index)."""
+        op = self.op_of(name)
+        return BUILDER_OUTPUTS.get(op) or (ROWS[op].outputs if op in ROWS else ("output",))
+
+    def nested(self, body: Body, graph: Graph, prefix: str,
+               arg_edges: Optional[list] = None) -> "_Builder":
+        """A builder of another body (function, branch) sharing this parse's state."""
+        return _Builder(self.state, body, graph, prefix, arg_edges)
+
     def refs(self, node) -> list:
-        return [_split_ref(r, self.in_function, self.op_of) for r in node.input
+        return [split_ref(r, self.in_function, self.outputs_of) for r in node.input
                 if not r.startswith("^")]
 
     def all_refs(self, node) -> list:
         """[(src, index, is_control)] of a node's inputs, function args left out."""
         out = []
         for ref in node.input:
-            src, idx = _split_ref(ref.lstrip("^"), self.in_function, self.op_of)
+            src, idx = split_ref(ref.lstrip("^"), self.in_function, self.outputs_of)
             if src:
                 out.append((src, idx, ref.startswith("^")))
         return out
-
-    def find_frames(self) -> tuple:
-        """TF1 while loops: {node: frame name} for every node from a frame's Enter nodes
-        forward (data and control edges) up to its Exit nodes, and {frame: Enter names}."""
-        enters: dict = {}
-        for n in self.body.nodes:
-            if n.op == "Enter":
-                enters.setdefault(decode_attr(n.attr["frame_name"], n.name), []).append(n.name)
-        if not enters:
-            return {}, {}
-        users: dict = {}
-        for n in self.body.nodes:
-            for ref in n.input:
-                src = _split_ref(ref.lstrip("^"), self.in_function, self.op_of)[0]
-                users.setdefault(src, []).append(n.name)
-        frame_of: dict = {}
-        for frame, names in enters.items():
-            stack = list(names)
-            while stack:
-                name = stack.pop()
-                if name in frame_of:
-                    continue
-                node = self.by_name[name]
-                if node.op == "Enter" and name not in names:
-                    raise _control_flow_error(self.full_name(name), "Enter", "nested TF1 while "
-                                              "loops are not supported")
-                frame_of[name] = frame
-                if node.op != "Exit":
-                    stack += users.get(name, [])
-        return frame_of, enters
 
     # -- pre-check ----------------------------------------------------------------------------
     def needed(self, outputs: list) -> list:
@@ -163,7 +107,7 @@ class _Builder:
             node = self.by_name[name]
             deps = []
             for ref in node.input:
-                src, _ = _split_ref(ref.lstrip("^"), self.in_function, self.op_of)
+                src, _ = split_ref(ref.lstrip("^"), self.in_function, self.outputs_of)
                 if not src or src in self.edges:      # an arg, or a value seeded from outside
                     continue
                 if src not in self.by_name:
@@ -325,7 +269,7 @@ class _Builder:
         name = self.full_name(node.name)
         if op == "Merge":
             if any(e is PENDING for e in ins):
-                return self.v1_cond_outputs(node)
+                return v1_cond_outputs(self, node)
             alive = [(i, e) for i, e in enumerate(ins) if e is not DEAD]
             if not alive:
                 return [DEAD, DEAD]
@@ -348,16 +292,16 @@ class _Builder:
             if pred is None and node.name in self.cond_groups:
                 return [PENDING, PENDING]      # inside a data-dependent cond: an If branch
             if pred is None:
-                raise _control_flow_error(name, op, "its predicate depends on the model "
+                raise control_flow_error(name, op, "its predicate depends on the model "
                                           "inputs; TF1 control flow (Switch / Merge) is folded "
                                           "only when the predicate is known at compile time")
             return [DEAD, ins[0]] if bool(np.asarray(pred).reshape(-1)[0]) else [ins[0], DEAD]
         if op == "LoopCond":
             return ins
         if op in ("If", "StatelessIf"):
-            return self.convert_if(node, name, ins)
+            return convert_if(self, node, name, ins)
         if op in ("While", "StatelessWhile"):
-            return self.convert_while(node, name, ins)
+            return convert_while(self, node, name, ins)
         return self.convert_mapped(node, name, ins)
 
     def const_edge(self, name: str, value: np.ndarray):
@@ -394,108 +338,10 @@ class _Builder:
             self.infer(node)
 
     # -- functions and control flow -----------------------------------------------------------
-    def call(self, fname: str, name: str, arg_edges: list) -> list:
-        """Inline a function body into this graph; returns its output edges."""
-        body = _function_body(self.state.functions[fname])
-        inner = _Builder(self.state, body, self.graph, name, arg_edges)
-        return inner.build_outputs()
-
-    def convert_if(self, node, name: str, ins: list) -> list:
-        then_f, else_f = node.attr["then_branch"].func.name, node.attr["else_branch"].func.name
-        pred = self.value_of(ins[0])
-        if pred is not None:                       # a constant predicate: inline the branch
-            taken = then_f if bool(np.asarray(pred).reshape(-1)[0]) else else_f
-            return self.call(taken, name, ins[1:])
-        ctx = self.new_ctx(node, name, ins)
-        n_out = len(self.state.functions[then_f].signature.output_arg)
-        if_node = ctx.emit("If", ins, num_outputs=n_out)
-        if_node.subgraphs = {"then_branch": self.branch(if_node, name, then_f, 0,
-                                                        "then_branch"),
-                             "else_branch": self.branch(if_node, name, else_f, 1,
-                                                        "else_branch")}
-        self.finish(ctx)
-        return [(if_node, i) for i in range(n_out)]
-
-    def branch(self, if_node: Node, name: str, fname: str, index: int, attr: str) -> str:
-        sub_name = f"{name}_{index}_{attr}"
-        sub = Graph(sub_name)
-        body = _function_body(self.state.functions[fname])
-        inner = _Builder(self.state, body, sub, sub_name, [])
-        inner.add_function_args()
-        inner.add_net_output([(r, e) for r, e in zip(body.rets, inner.build_outputs())],
-                             parent_index=True)
-        self.state.root.add_subgraph(sub, parent_node=if_node)
-        return sub_name
-
-    def v1_cond_outputs(self, merge) -> list:
-        """The outputs of a Merge of a data-dependent TF1 cond: the group becomes one If
-        (built at its first Merge) whose branches are the nodes between Switch and Merge."""
-        if merge.name not in self.cond_outputs:
-            group = self.cond_groups[merge.name]
-            name = self.full_name(merge.name)
-            if group.error:
-                raise _control_flow_error(self.full_name(group.switches[0]), "Switch",
-                                          f"its predicate depends on the model inputs and "
-                                          f"the conditional cannot become an If: {group.error}")
-            outside = [self.input_edges(self.by_name[sw])[0] for sw in group.switches] + \
-                [self.edges[src][idx] for src, idx in group.captures]
-            pred = self.edges[group.pred[0]][group.pred[1]]
-            ctx = self.new_ctx(merge, name, [pred] + outside)
-            if_node = ctx.emit("If", ctx.ins, num_outputs=len(group.merges))
-            if_node.subgraphs = {attr: self.v1_branch(if_node, group, name, branch, attr)
-                                 for branch, attr in ((True, "then_branch"),
-                                                      (False, "else_branch"))}
-            self.finish(ctx)
-            for k, m in enumerate(group.merges):
-                self.cond_outputs[m] = [(if_node, k), None]
-        return self.cond_outputs[merge.name]
-
-    def v1_branch(self, if_node: Node, group, name: str, branch: bool, attr: str) -> str:
-        sub_name = f"{name}_{0 if branch else 1}_{attr}"
-        sub = Graph(sub_name)
-        inner = _Builder(self.state, _Body([self.by_name[n] for n in group.branches[branch]]),
-                         sub, sub_name)
-        for index, (src, idx) in enumerate([(sw, None) for sw in group.switches] +
-                                           group.captures):
-            data = inner.add_node("Data", f"{sub_name}/{src}", 1, 1, [src])
-            data.set_attr_kind("index", VT.VT_INT, index)
-            data.set_attr_kind(ATTR_PARENT_INDEX, VT.VT_INT, index + 1)
-            if idx is None:            # a Switch: both ports are the branch's input
-                inner.edges[src] = [(data, 0), (data, 0)]
-            else:
-                inner.edges.setdefault(src, [None] * (idx + 1))
-                inner.edges[src] += [None] * (idx + 1 - len(inner.edges[src]))
-                inner.edges[src][idx] = (data, 0)
-        outs = [merge_inputs(group, self.refs(self.by_name[m]))[branch] for m in group.merges]
-        order = inner.needed([o for o in outs if o[0] in inner.by_name])
-        inner.precheck(order)
-        inner.run(order)
-        inner.add_net_output([(f"{m}:0", inner.edges[src][idx])
-                              for m, (src, idx) in zip(group.merges, outs)], parent_index=True)
-        self.state.root.add_subgraph(sub, parent_node=if_node)
-        return sub_name
-
-    def convert_while(self, node, name: str, ins: list) -> list:
-        """Unrolled while the predicate is known at parse time (a loop whose trip count
-        does not depend on the inputs); otherwise refused (the IR has no While op)."""
-        cond_f, body_f = node.attr["cond"].func.name, node.attr["body"].func.name
-        loop = list(ins)
-        for it in range(_MAX_UNROLL + 1):
-            pred_edge = self.call(cond_f, f"{name}/cond_{it}", loop)[0]
-            pred = self.value_of(pred_edge)
-            if pred is None:
-                raise _control_flow_error(name, node.op, "its loop condition depends on the "
-                                          "model inputs (the IR has no While op; only loops "
-                                          "with a trip count known at compile time unroll)")
-            if not bool(np.asarray(pred).reshape(-1)[0]):
-                return loop
-            loop = self.call(body_f, f"{name}/body_{it}", loop)
-        raise _control_flow_error(name, node.op, f"it runs more than {_MAX_UNROLL} iterations")
-
     # -- whole body ---------------------------------------------------------------------------
     def build_outputs(self) -> list:
         """Convert every node the body's outputs need; return the output edges."""
-        refs = [_split_ref(r, True, self.op_of) for r in self.body.rets]
+        refs = [split_ref(r, True, self.op_of) for r in self.body.rets]
         order = self.needed([(n, i) for n, i in refs if n])
         self.precheck(order)
         self.run(order)
@@ -511,53 +357,15 @@ class _Builder:
             if frame is None:
                 self.edges[node.name] = self.convert(node)
             elif node.op == "Exit" and frame not in unrolled:
-                self.unroll_frame(frame, order)
+                unroll_frame(self, frame, order)
                 unrolled.add(frame)
-
-    def unroll_frame(self, frame: str, order: list) -> None:
-        """A TF1 while loop unrolled while its LoopCond is known at parse time: each
-        iteration converts the frame's nodes again (Merge takes the Enter value, then the
-        NextIteration value); the Exits take the values of the last iteration."""
-        members = [n for n in order if self.frame_of.get(n.name) == frame]
-        step = [n for n in members if n.op not in ("Enter", "Merge", "NextIteration", "Exit")]
-        conds = [n for n in members if n.op == "LoopCond"]
-        for node in members:
-            if node.op == "Enter":
-                self.edges[node.name] = self.input_edges(node)
-        for it in range(_MAX_UNROLL + 1):
-            for merge in (n for n in members if n.op == "Merge"):
-                wanted = "NextIteration" if it else "Enter"
-                picked = [(k, src, idx) for k, (src, idx) in enumerate(self.refs(merge))
-                          if self.op_of(src) == wanted]
-                k, src, idx = picked[0]
-                self.edges[merge.name] = [self.edges[src][idx],
-                                          self.const_edge(self.full_name(merge.name),
-                                                          np.array(k, np.int32))]
-            for node in step:
-                self.edges[node.name] = self.convert(node)
-            preds = [self.value_of(self.edges[c.name][0]) for c in conds]
-            if not conds or any(p is None for p in preds):
-                where = conds[0] if conds else members[0]
-                raise _control_flow_error(self.full_name(where.name), where.op, "its loop "
-                                          "condition depends on the model inputs (the IR has "
-                                          "no While op; only loops with a trip count known at "
-                                          "compile time unroll)")
-            if not bool(np.asarray(preds[0]).reshape(-1)[0]):
-                break
-            for node in (n for n in members if n.op == "NextIteration"):
-                self.edges[node.name] = self.input_edges(node)
-        else:
-            raise _control_flow_error(self.full_name(conds[0].name), "LoopCond",
-                                      f"it runs more than {_MAX_UNROLL} iterations")
-        for node in (n for n in members if n.op == "Exit"):
-            self.edges[node.name] = self.input_edges(node)
 
     def add_net_output(self, named_edges: list, parent_index: bool = False) -> None:
         name = NET_OUTPUT if not self.prefix else f"{self.graph.name}_{NET_OUTPUT}"
         out = self.add_node("NetOutput", name, len(named_edges), 0, [])
         for k, (tensor_name, edge) in enumerate(named_edges):
             if edge is DEAD or edge is None:
-                raise _control_flow_error(tensor_name, "NetOutput", "this output lies on a "
+                raise control_flow_error(tensor_name, "NetOutput", "this output lies on a "
                                           "branch that the constant predicates never take")
             self.graph.connect(edge[0], edge[1], out, k)
             out.in_desc(k).name = tensor_name
@@ -610,7 +418,7 @@ def default_outputs(nodes) -> list:
     Placeholders excluded, in GraphDef order: the model outputs without --out_nodes."""
     consumed = set()
     for node in nodes:
-        consumed |= {_split_ref(r.lstrip("^"), False, None)[0] for r in node.input}
+        consumed |= {split_ref(r.lstrip("^"), False, None)[0] for r in node.input}
     return [n.name for n in nodes
             if n.name not in consumed and n.op not in ("NoOp", "Placeholder")]
 
@@ -619,5 +427,5 @@ def build_graph(graph_def, options: ParseOptions, graph_name: str) -> Graph:
     functions = {f.signature.name: f for f in graph_def.library.function}
     root = Graph(graph_name)
     state = _State(root, options, functions)
-    _Builder(state, _Body(list(graph_def.node)), root, "").build_root()
+    _Builder(state, Body(list(graph_def.node)), root, "").build_root()
     return root

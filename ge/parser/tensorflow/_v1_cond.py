@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["CondGroup", "find_cond_groups"]
+__all__ = ["CondGroup", "find_cond_groups", "merge_inputs"]
 
 
 @dataclass
