@@ -9,7 +9,7 @@ For each model, in one run:
                  installed), cold private kernel cache of its own
   tf-parse / onnx-parse   the front end alone (GraphDef / ModelProto → IR)
   tensorflow     TensorFlow's own time to import the frozen graph and run it once (the
-                 tensorflow module already loaded)
+                 tensorflow module loaded and one session started before)
 
 and prints tf-compile / onnx-compile (target <= 1.2: the front end must not be the slow part)
 and tf-compile / tensorflow.
@@ -97,6 +97,7 @@ def main(argv=None) -> int:
     from ge.parser.tensorflow import parse_tensorflow
     import onnx
     work = tempfile.mkdtemp(prefix="bench_tf_")
+    tensorflow_once(tf, G.small_conv(tf))   # TensorFlow's one-time session start-up
     try:
         print(f"{'model':<10} {'tf-parse':>9} {'onnx-parse':>10} {'tf-compile':>10} "
               f"{'onnx-compile':>12} {'tensorflow':>10} {'tf/onnx':>8} {'tf/tensorflow':>13}")

@@ -24,7 +24,7 @@ def freeze(tf, fn, specs, lower_control_flow: bool = True) -> bytes:
 
 # -- Keras applications and a BERT-style encoder ---------------------------------------------------
 
-KERAS_APPS = {   # name -> (constructor, keyword arguments, input H = W)
+KERAS_APPS = {   # application name -> (keyword arguments, smallest input H = W)
     "MobileNetV2": ({"alpha": 0.35}, 32),
     "ResNet50": ({}, 32),
     "InceptionV3": ({}, 75),
@@ -33,12 +33,13 @@ KERAS_APPS = {   # name -> (constructor, keyword arguments, input H = W)
 }
 
 
-def keras_app(tf, name: str, size: int | None = None) -> bytes:
+def keras_app(tf, name: str, size: int | None = None, classes: int = 1000) -> bytes:
+    """`classes` < 1000 shrinks only the top Dense layer (CI: 10)."""
     kwargs, default = KERAS_APPS[name]
     size = size or default
     tf.keras.utils.set_random_seed(SEED)
     model = getattr(tf.keras.applications, name)(input_shape=(size, size, 3), weights=None,
-                                                 **kwargs)
+                                                 classes=classes, **kwargs)
     return freeze(tf, lambda x: model(x, training=False),
                   [tf.TensorSpec((1, size, size, 3), tf.float32, name="input")])
 

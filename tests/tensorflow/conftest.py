@@ -21,7 +21,8 @@ import _tf_graphs as G
 from _samples import SAMPLE_SOC
 
 BUILDERS = {
-    **{name: (lambda name: lambda tf: G.keras_app(tf, name))(name) for name in G.KERAS_APPS},
+    **{name: (lambda name: lambda tf: G.keras_app(tf, name, classes=10))(name)
+       for name in G.KERAS_APPS},
     "bert": G.bert_encoder,
     "small": G.small_conv,
     **G.CONTROL_FLOW,

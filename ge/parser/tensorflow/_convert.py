@@ -116,9 +116,9 @@ def bias_add(ctx: TfCtx) -> list:
 
 
 def fused_batch_norm(ctx: TfCtx) -> list:
-    if ctx.attr("is_training", True):
-        if ctx.const(3) is None or np.asarray(ctx.const(3)).size:
-            refuse("is_training=True (batch statistics) is not supported in an inference graph")
+    if ctx.attr("is_training", True):      # TF's default: normalise by batch statistics
+        refuse("is_training=True (batch statistics) is not supported; freeze the model in "
+               "inference mode")
     fmt = ctx.data_format()
     node = ctx.emit("BatchNorm", ctx.ins[:5],
                     {"epsilon": float(ctx.attr("epsilon", 1e-4)), "data_format": fmt,
