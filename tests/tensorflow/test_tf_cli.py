@@ -174,3 +174,25 @@ def test_compare_without_tensorflow(frozen, tf_compiled):
                          timeout=300)
     assert run.returncode == 255
     assert "EP0504" in run.stdout + run.stderr and "tensorflow" in run.stdout + run.stderr
+
+
+def test_compare_dump_names_the_first_diverging_node(frozen, tf_compiled, tmp_path):
+    """A reference whose convolution filter differs from the compiled one: the report names
+    our op standing for that TF node as the first divergence, and the run fails."""
+    from ge.proto.tensorflow import GraphDef
+    from ge.runtime.compare import main
+    graph = GraphDef()
+    graph.ParseFromString(frozen("small").read_bytes())
+    conv = next(n for n in graph.node if n.op == "Conv2D")
+    filt = next(n for n in graph.node if n.name == conv.input[1].split(":")[0])
+    tensor = filt.attr["value"].tensor
+    values = np.frombuffer(tensor.tensor_content, np.float32) + 0.5
+    tensor.tensor_content = values.astype(np.float32).tobytes()
+    (tmp_path / "changed.pb").write_bytes(graph.SerializeToString())
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = main(["--tf", str(tmp_path / "changed.pb"), "--om", str(tf_compiled("small")),
+                   "--dump"])
+    assert rc == 255
+    assert f"first divergence: op {conv.name} (Conv2D)" in out.getvalue(), out.getvalue()
+    assert "result: FAIL" in out.getvalue()
