@@ -16,7 +16,7 @@ from _netron import NETRON, NETRON_SCRIPT, NODE
 from ge.om import read_om
 from ge.proto.ge_ir import ModelDef
 from ge.runtime import load
-from ge.runtime.compare_tf import run_tensorflow
+from ge.runtime.compare_tf import compare_tf_model, run_tensorflow
 from ge.parser.tensorflow import load_graph_def
 
 SOC = "Ascend310"
@@ -196,3 +196,17 @@ def test_compare_dump_names_the_first_diverging_node(frozen, tf_compiled, tmp_pa
     assert rc == 255
     assert f"first divergence: op {conv.name} (Conv2D)" in out.getvalue(), out.getvalue()
     assert "result: FAIL" in out.getvalue()
+
+
+@pytest.mark.parametrize("name", ["small", "cond_v2"])
+def test_text_form_pbtxt(name, tf, frozen, atc_main, tmp_path):
+    """The text form TensorFlow writes (tf.io.write_graph, as_text=True) compiles to the same
+    numbers; newer fields our schema lacks are skipped."""
+    graph_def = tf.compat.v1.GraphDef()
+    graph_def.ParseFromString(frozen(name).read_bytes())
+    tf.io.write_graph(graph_def, str(tmp_path), "model.pbtxt", as_text=True)
+    run = atc_main("--framework=3", "--model=model.pbtxt", "--output=m", f"--soc_version={SOC}",
+                   "--precision_mode=must_keep_origin_dtype", cwd=tmp_path)
+    assert run.rc == 0, run.text
+    result = compare_tf_model(tmp_path / "model.pbtxt", tmp_path / "m.om")
+    assert result.outputs and all(d.ok for d in result.outputs)

@@ -66,7 +66,7 @@ def load_graph_bytes(data: bytes, label: str = "<memory>", text: bool = False) -
     graph = GraphDef()
     try:
         if text:
-            text_format.Parse(data.decode("utf-8"), graph, allow_unknown_field=False)
+            text_format.Parse(data.decode("utf-8"), graph, allow_unknown_field=True)
         else:
             graph.ParseFromString(data)
     except (DecodeError, ValueError, RuntimeError, text_format.ParseError,
