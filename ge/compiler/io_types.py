@@ -103,6 +103,8 @@ def apply_input_fp16(graph: Graph, options: dict) -> int:
             data.update_input_desc(0, new)
         data.update_output_desc(0, new)
         changed += 1
+    if changed:        # the new nodes were appended behind their consumers
+        graph.sort()
     return changed
 
 
@@ -129,4 +131,6 @@ def apply_output_5hd(graph: Graph, options: dict) -> int:
         graph.connect(new[0], new[1], out, slot)
         out.in_desc(slot).set_format(Format.FORMAT_NC1HWC0)
         changed += 1
+    if changed:
+        graph.sort()
     return changed

@@ -210,3 +210,32 @@ def test_text_form_pbtxt(name, tf, frozen, atc_main, tmp_path):
     assert run.rc == 0, run.text
     result = compare_tf_model(tmp_path / "model.pbtxt", tmp_path / "m.om")
     assert result.outputs and all(d.ok for d in result.outputs)
+
+
+def test_nc1hwc0_edges_of_an_onnx_model(atc_main, tmp_path):
+    """The two flags are not TensorFlow's only: an NCHW ONNX model gets the same edges."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    from ge.runtime.compare import run_onnxruntime
+    w = np.random.default_rng(3).standard_normal((20, 3, 3, 3)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", pads=[1, 1, 1, 1])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 6, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 20, 6, 5])],
+        [numpy_helper.from_array(w, "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    run = atc_main("--framework=5", "--model=m.onnx", "--output=m", f"--soc_version={SOC}",
+                   "--input_fp16_nodes=x", "--is_input_adjust_hw_layout=true",
+                   "--out_nodes=conv:0", "--is_output_adjust_hw_layout=true", cwd=tmp_path)
+    assert run.rc == 0, run.text
+    om = load(str(tmp_path / "m.om"))
+    assert [(s.shape, s.dtype) for s in om.inputs + om.outputs] == \
+        [((1, 1, 6, 5, 16), np.float16), ((1, 2, 6, 5, 16), np.float16)]
+    x = np.random.default_rng(4).standard_normal((1, 3, 6, 5)).astype(np.float16)
+    x5 = np.zeros((1, 1, 6, 5, 16), np.float16)
+    x5[0, 0] = np.moveaxis(np.pad(x[0], [(0, 13), (0, 0), (0, 0)]), 0, -1)
+    (y5,) = om.run([x5])
+    y = np.moveaxis(y5, -1, 2).reshape(1, 32, 6, 5)[:, :20]
+    ref = run_onnxruntime(model, {"x": x.astype(np.float32)})["y"]
+    np.testing.assert_allclose(y.astype(np.float32), ref, rtol=2e-3, atol=2e-2)
