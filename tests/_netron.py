@@ -1,15 +1,20 @@
-"""Opening our OM files with Netron's own OM reader (the `netron` package's om.js, run by
-node through tests/om/netron_read.js): what every Netron test needs."""
+"""Netron's own OM reader (tests/om/netron_read.js run under Node): where it is, and what it
+sees in an OM file.  Tests that open OMs with Netron skip with `needs_netron` when Node or the
+netron package is missing."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+from pathlib import Path
 
-NETRON_SCRIPT = os.path.join(os.path.dirname(__file__), "om", "netron_read.js")
+import pytest
+
+SCRIPT = Path(__file__).resolve().parent / "om" / "netron_read.js"
 
 
-def netron_dir():
-    """The netron package directory when it ships the OM reader, else None."""
+def _netron_dir():
     try:
         import netron
     except ImportError:
@@ -18,4 +23,14 @@ def netron_dir():
     return directory if os.path.exists(os.path.join(directory, "om.js")) else None
 
 
-NODE, NETRON = shutil.which("node"), netron_dir()
+NODE, NETRON = shutil.which("node"), _netron_dir()
+needs_netron = pytest.mark.skipif(not NODE or not NETRON, reason="needs node and netron")
+
+
+def netron_view(path, sizes: bool = False) -> dict:
+    """What Netron sees: {format, graphs: [{name, nodes, initializers}]} (initializer byte
+    counts instead of bytes with `sizes`)."""
+    argv = [NODE, str(SCRIPT), NETRON, str(path)] + (["--sizes"] if sizes else [])
+    run = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from ge.errors import GeError
+from ge.fsutil import make_dirs
 
 from .flags import FLAGS, FRAMEWORK_NAMES, NO_EFFECT, refused_value
 from .hostenv import HOST_CPUS_BY_OS, KNOWN_SOCS, NANO_SOCS, host_cpu, host_os
@@ -76,10 +77,10 @@ def check_singleop(state: RunState) -> None:
         if not state.get(name):
             raise GeError("E10054", {"parameter": f"--{name}"})
     _check_soc_name(state.get("soc_version"))
-    check_input_path(state.get("singleop"), "singleop")
     check_output_path(state.get("output"), "--output")
-    raise GeError("EP0002", {"feature": "--singleop",
-                             "reason": "single-operator compilation is not implemented"})
+    _check_tuning(state)                    # implmode pair, op_precision_mode, precision
+    _one_of(state, "allow_hf32", ("", "true", "false"), "E10005")
+    # the op-list file itself is the reader's (E10023-E10032): ge.parser.singleop
 
 
 # ------------------------------------------------------------------ §2 step 9
@@ -114,7 +115,7 @@ def prepare_check_report(state: RunState) -> str:
     if state.explicit("check_report") or not work:
         return report
     try:
-        os.makedirs(work, exist_ok=True)
+        make_dirs(work)
     except OSError as exc:
         raise _invalid(work, "ASCEND_WORK_PATH", f"[Errno {exc.errno}] {exc.strerror}") from None
     return os.path.join(work, report)
@@ -271,8 +272,8 @@ _REFUSED_MODES = {7: "--mode=7 (OM2 package)", 30: "--mode=30 (execute-om for na
 _REFUSED_FRAMEWORKS = {0: "--framework=0 (Caffe)"}
 
 
-def refuse_unsupported(state: RunState) -> None:
-    """EP0002 for refused modes, frameworks and flag values (decisions table)."""
+def refuse_unsupported(state: RunState, flags: tuple = FLAGS) -> None:
+    """EP0002 for refused modes, frameworks and values of `flags` (decisions table)."""
     reason = "it is not implemented for the host CPU target"
     if state.mode in _REFUSED_MODES:
         raise GeError("EP0002", {"feature": _REFUSED_MODES[state.mode], "reason": reason})
@@ -280,14 +281,15 @@ def refuse_unsupported(state: RunState) -> None:
         raise GeError("EP0002", {"feature": _REFUSED_FRAMEWORKS[state.framework],
                                  "reason": "only ONNX (5), TensorFlow (3) and AIR (1) models "
                                            "are parsed"})
-    for f in FLAGS:
+    for f in flags:
         value = state.get(f.name)
-        if f.refuse is not None and f.name != "singleop" and refused_value(f, value):
+        if f.refuse is not None and refused_value(f, value):
             raise GeError("EP0002", {"feature": f"--{f.name}={value}", "reason": reason})
 
 
-def no_effect_warnings(state: RunState) -> None:
-    """WP0001 for every explicitly set flag this implementation accepts without effect."""
-    for f in FLAGS:
+def no_effect_warnings(state: RunState, flags: tuple = FLAGS) -> None:
+    """WP0001 for every explicitly set flag of `flags` this implementation accepts without
+    effect."""
+    for f in flags:
         if f.support == NO_EFFECT and state.explicit(f.name):
             state.warn("WP0001", {"parameter": f.name, "value": state.get(f.name)})

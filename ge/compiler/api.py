@@ -19,6 +19,7 @@ class CompiledModel:
     context: object = None           # pipeline.BuildContext
     framework: int = 5
     warnings: list = field(default_factory=list)
+    model_attrs: dict = field(default_factory=dict)   # name -> (VT kind, value) in the OM
 
 
 def load_model_file(model_path: str, framework: int, options: dict,
@@ -57,8 +58,22 @@ def build_graph(graph: Graph, options: dict, framework: int = 5) -> CompiledMode
     from .pipeline import run_pipeline
     check_host_target(options)
     ensure_plugins_loaded()
-    ctx = run_pipeline(graph, options)
+    cwd = os.getcwd()
+    try:
+        ctx = run_pipeline(graph, options)
+    finally:        # a pass that changed directory must not move relative outputs
+        _return_to(cwd)
     return CompiledModel(graph=graph, options=dict(options), context=ctx, framework=framework)
+
+
+def _return_to(cwd: str) -> None:
+    try:
+        moved = os.getcwd() != cwd
+    except OSError:             # the directory a pass moved to is gone
+        moved = True
+    if moved:
+        log.info("a pass changed the working directory; back to %s", cwd)
+        os.chdir(cwd)
 
 
 def compile_model_file(model_path: str, framework: int, options: dict,
@@ -68,6 +83,18 @@ def compile_model_file(model_path: str, framework: int, options: dict,
     name).  `weight_path` is only meaningful for Caffe, which is refused before this."""
     graph = load_model_file(model_path, framework, options, graph_name)
     return build_graph(graph, options, framework)
+
+
+def read_single_ops(path: str) -> list:
+    """The checked ops of an `--singleop` list file (ge.parser.singleop)."""
+    from ge.parser.singleop import read_op_list
+    return read_op_list(path)
+
+
+def build_single_op(op, graph_name: str, options: dict) -> CompiledModel:
+    """One op of the list compiled on its own (Data per input -> op -> NetOutput)."""
+    from .singleop import build_single_op as _build
+    return _build(op, graph_name, options)
 
 
 def save_om(path: str, compiled: CompiledModel, atc_cmdline: str = "") -> None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Iterator, Optional
 
 __all__ = ["STALE_SECONDS", "KINDS", "TempName", "host_tag", "pid_alive", "owner_is_dead",
-           "temp_name", "parse_temp_name", "stale_temporaries", "sweep", "temp_dir"]
+           "temp_name", "parse_temp_name", "stale_temporaries", "sweep", "temp_dir", "make_dirs"]
 
 STALE_SECONDS = 3600
 KINDS = ("tmp", "trash")
@@ -125,3 +125,22 @@ def temp_dir(path: str, mode: int = 0o700) -> Iterator[str]:
         yield work
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def make_dirs(path: str, mode: int = 0o777) -> None:
+    """os.makedirs(path, exist_ok=True) without its recursion: a path of thousands of levels
+    (within PATH_MAX) is made, or fails with an OSError, never a RecursionError."""
+    missing = []
+    head = os.path.abspath(path)
+    while not os.path.isdir(head):
+        missing.append(head)
+        parent = os.path.dirname(head)
+        if parent == head:
+            break
+        head = parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, mode)
+        except FileExistsError:
+            if not os.path.isdir(directory):
+                raise

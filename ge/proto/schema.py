@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-__all__ = ["build_file", "add_file", "message_class"]
+__all__ = ["build_file", "add_file", "message_class", "is_repeated"]
 
 _F = descriptor_pb2.FieldDescriptorProto
 _SCALARS = {
@@ -101,3 +101,10 @@ def message_class(full_name: str):
     if hasattr(message_factory, "GetMessageClass"):  # protobuf >= 4.22
         return message_factory.GetMessageClass(descriptor)
     return message_factory.MessageFactory(_POOL).GetPrototype(descriptor)
+
+
+def is_repeated(field) -> bool:
+    """Whether a FieldDescriptor is repeated, on every protobuf version (`label` is gone in
+    protobuf 7, `is_repeated` is new in 5)."""
+    flag = getattr(field, "is_repeated", None)
+    return flag if flag is not None else field.label == field.LABEL_REPEATED

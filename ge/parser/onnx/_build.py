@@ -143,7 +143,11 @@ def _static_shape(value_info) -> Optional[list]:
     t = value_info.type
     if not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
         return None
-    return [d.dim_value if d.HasField("dim_value") else -1 for d in t.tensor_type.shape.dim]
+    dims = [d.dim_value if d.HasField("dim_value") else -1 for d in t.tensor_type.shape.dim]
+    if any(d < -1 for d in dims):    # -1: unknown, as some exporters write it
+        raise invalid_model("", f"tensor {value_info.name} has the shape {dims}: a dimension "
+                            "is a size (>= 0), -1 or symbolic (dim_param)")
+    return dims
 
 
 @dataclass
