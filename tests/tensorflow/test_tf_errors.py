@@ -92,3 +92,10 @@ def test_function_missing_from_library(frozen, atc_main, tmp_path):
     path.write_bytes(graph.SerializeToString())
     text = _compile(atc_main, path, tmp_path)
     assert "E12013" in text and "Failed to find a subgraph by the name" in text
+
+
+def test_input_format_contradicting_the_data_format(frozen, atc_main, tmp_path):
+    """--input_format NCHW for an input an NHWC convolution reads: refused, naming both."""
+    text = _compile(atc_main, frozen("small"), tmp_path, "--input_format=NCHW")
+    assert "E11010" in text and "Conv2D" in text
+    assert "reads model input in/image as NHWC" in text and "declares that input NCHW" in text

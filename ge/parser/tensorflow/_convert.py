@@ -38,7 +38,21 @@ def _padding_attrs(ctx: TfCtx, fmt: str) -> dict:
     return {"pads": [0] * (2 * nsp), "auto_pad": "SAME_UPPER" if padding == "SAME" else "VALID"}
 
 
+_LAYOUTS = {FORMATS[k] for k in ("NHWC", "NCHW", "NDHWC", "NCDHW")}
+
+
+def _check_input_layout(ctx: TfCtx, fmt: str) -> None:
+    """A model input declared (--input_format) in another layout than the data_format of the
+    op reading it would be transposed by the layout transfer: refuse the contradiction."""
+    src = ctx.ins[0][0]
+    declared = src.out_desc(ctx.ins[0][1]).format
+    if src.type == "Data" and declared in _LAYOUTS and declared != FORMATS[fmt]:
+        refuse(f"it reads model input {src.name} as {fmt} (its data_format) but --input_format "
+               f"declares that input {declared.name[len('FORMAT_'):]}")
+
+
 def _conv(ctx: TfCtx, x, w, groups: int, fmt: str, ir_type: str, filter_format: Format) -> list:
+    _check_input_layout(ctx, fmt)
     attrs = {"strides": _per_format(ctx, ctx.attr("strides", [1] * len(fmt)), fmt, "strides"),
              "dilations": _per_format(ctx, ctx.attr("dilations", [1] * len(fmt)), fmt,
                                       "dilations"),
@@ -127,6 +141,7 @@ def fused_batch_norm(ctx: TfCtx) -> list:
 
 
 def _pool_attrs(ctx: TfCtx, fmt: str) -> dict:
+    _check_input_layout(ctx, fmt)
     padding = str(ctx.attr("padding", "VALID")).upper()
     if padding not in ("SAME", "VALID"):
         refuse(f"padding {padding} is not SAME or VALID")
