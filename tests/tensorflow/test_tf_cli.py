@@ -236,3 +236,23 @@ def test_nc1hwc0_edges_of_an_onnx_model(atc_main, tmp_path):
     y = np.moveaxis(y5, -1, 2).reshape(1, 32, 6, 5)[:, :20]
     ref = run_onnxruntime(model, {"x": x.astype(np.float32)})["y"]
     np.testing.assert_allclose(y.astype(np.float32), ref, rtol=2e-3, atol=2e-2)
+
+
+def test_out_nodes_index_of_a_multi_output_node(tf, atc_main, tmp_path):
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, (3, 4), name="x")
+        tf.unstack(tf.nn.relu(x) * 3.0, num=3, name="parts")
+    (tmp_path / "m.pb").write_bytes(graph.as_graph_def().SerializeToString())
+    run = atc_main("--framework=3", "--model=m.pb", "--output=m", f"--soc_version={SOC}",
+                   "--precision_mode=must_keep_origin_dtype", "--out_nodes=parts:2;parts:0",
+                   cwd=tmp_path)
+    assert run.rc == 0, run.text
+    x = np.random.default_rng(5).standard_normal((3, 4)).astype(np.float32)
+    ours = load(str(tmp_path / "m.om")).run([x])
+    ref = run_tensorflow(load_graph_def(tmp_path / "m.pb"), {"x": x}, ["parts:2", "parts:0"])
+    np.testing.assert_allclose(ours[0], ref["parts:2"], rtol=1e-6)
+    np.testing.assert_allclose(ours[1], ref["parts:0"], rtol=1e-6)
+    bad = atc_main("--framework=3", "--model=m.pb", "--output=bad", f"--soc_version={SOC}",
+                   "--out_nodes=parts:3", cwd=tmp_path)
+    assert bad.rc == 255 and "E10003" in bad.text and not list(tmp_path.glob("bad*"))
