@@ -122,6 +122,11 @@ CODES: tuple[Code, ...] = (
          "Value {value} for parameter --input_shape_range or dynamic_inputs_shape_range is "
          "invalid. Reason: {reason}. The value must be formatted as {format}.",
          solution="Write ranges as lo~hi with non-negative integers."),
+    Code("E10034", "Invalid_Argument",
+         "Nodes (for example, {opname}) connected to AIPP must not be of type FP16.",
+         solution="Remove the input from --input_fp16_nodes, or drop --insert_op_conf."),
+    Code("E10052", "Invalid_Argument", "AIPP configuration is invalid. Reason: {reason}.",
+         solution="Correct the field named in the reason (docs/aipp.md lists every rule)."),
     Code("E10054", "Invalid_Argument",
          "The required parameter {parameter} for ATC is empty. Another possible reason is that "
          "the values of some parameters are not enclosed by quotation marks (\"\").",
@@ -161,13 +166,17 @@ CODES: tuple[Code, ...] = (
     Code("E13001", "File_Operation_Error_Open", "Failed to open file {file}. Reason: {reason}."),
     Code("E13004", "File_Operation_Error_Write", "Failed to write file {file}. Reason: {reason}.",
          solution="Check the permissions and the free space of the target directory."),
+    Code("E13005", "File_Operation_Error_Parse", "Failed to parse file {file}.",
+         solution="Write the file in the protobuf text format of its schema.",
+         detail="Reason: {reason}."),
     Code("E13010", "Invalid_Model_Operator_Not_Supported",
          "No operator plugin is registered for Op: {opname}, optype: {optype}.",
          solution="Replace the operator, or use an opset this implementation supports.",
          detail="Unsupported operators (all of them): {nodes}. {opsets}"),
     Code("E13014", "Invalid_Argument",
          "Value {value} of parameter {parameter} for Op {opname} is invalid. Reason: {reason}.",
-         solution="Correct the op's description in the op list."),
+         solution="Correct the op's description in the op list (for dynamic AIPP: give the "
+                  "input the NCHW or NHWC format)."),
     Code("E13028", "Compilation_Error_Execute_Custom_Fusion_Pass",
          "Failed to run custom fusion pass {passname}. Return code: {retcode}. "
          "Reason: {reason}.",
@@ -251,6 +260,9 @@ CODES: tuple[Code, ...] = (
     Code("EP0115", "Kernel_Cache_Check_Failed", "Kernel cache {path} failed the check: {reason}.",
          solution="Run python3 -m ge.compiler.cache verify --fix to remove bad entries; fix "
                   "the permissions of what cannot be read.", ours=True),
+    Code("EP0120", "Remote_Cache_Error", "Remote kernel cache {store}: {reason}.",
+         solution="Check the remote_storage setting, the server and the signing key "
+                  "(docs/cache.md, Remote storage).", ours=True),
     Code("EP0130", "Invalid_Recurrent_Op",
          "Recurrent op {opname} ({optype}) is invalid: {reason}.",
          cause="The attributes of an LSTM / GRU / RNN layer, the shapes of its inputs or its "
@@ -309,6 +321,14 @@ CODES: tuple[Code, ...] = (
     Code("WP0114", "Foreign_Cache_File",
          "{path} in the kernel cache is not an entry or a temporary of ours ({reason}); it is "
          "left alone.", ours=True),
+    Code("WP0120", "Remote_Cache_Not_Used",
+         "Remote kernel cache {store} (set in {source}) is not used: {reason}.", ours=True),
+    Code("WP0121", "Remote_Cache_Entry_Refused",
+         "Remote kernel cache entry {entry} is refused ({reason}); it is not loaded, and the "
+         "kernel is compiled here. Further refusals of this compile go to the log.", ours=True),
+    Code("WP0122", "Remote_Cache_Fault",
+         "Remote kernel cache {store}: {reason}; {fallback}. The compile goes on with the local "
+         "cache.", ours=True),
     Code("WP0301", "Unchecked_Model",
          "Model {file} carries no integrity checksum (its header's checksum area is zero, as "
          "in CANN's OMs and ours before the checksum existed); it is read unverified.",

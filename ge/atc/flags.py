@@ -97,7 +97,8 @@ FLAGS: tuple[Flag, ...] = (
        note="7 and 30 are validated, then refused (EP0002)"),
     _F("raw_ge_options", STRING, "", "General",
        "JSON file of GE compile options (global/session/graph levels) to import.",
-       note="also accepts ge.exec.exclude_engines and ge.py_pass_timeout at any level"),
+       note="also accepts ge.exec.exclude_engines, ge.py_pass_timeout and "
+            "ge.op_compiler_remote_cache at any level"),
     _F("raw_ge_options_ignore_unsupported", BOOL, "false", "General",
        "Skip unsupported keys of --raw_ge_options instead of failing."),
     # ---------------------------------------------------------------- [Input]
@@ -166,7 +167,7 @@ FLAGS: tuple[Flag, ...] = (
     _F("input_fp16_nodes", STRING, "", "Feature", "Inputs whose data type is FP16: \"a;b\".",
        ge_key="ge.INPUT_NODES_SET_FP16", emit="nonempty"),
     _F("insert_op_conf", STRING, "", "Feature", "Configuration file of inserted ops (AIPP).",
-       ge_key="ge.insertOpFile", support=REFUSED, refuse=bool),
+       ge_key="ge.insertOpFile", note="AIPP, docs/aipp.md"),
     _F("op_name_map", STRING, "", "Feature", "Operator type mapping file (Caffe extension ops).",
        ge_key="op_name_map", support=REFUSED, refuse=bool),
     _F("is_input_adjust_hw_layout", STRING, "", "Feature",

@@ -61,6 +61,8 @@ def model_info_lines(info: dict, cmdline: str) -> list[str]:
                      f"expected {len(_INFO_OM) - 1}.")
     else:
         lines.append("om       info: " + ", ".join(f"{k}[{num(k)} B]" for k in _INFO_OM) + ".")
+    for source, config in info.get("aipp") or ():
+        lines.append(f"aipp     info: input[{source}], config[{config}].")
     lines.append("============ Display Model Info end   ============")
     return lines
 

@@ -93,5 +93,5 @@ def read_text_regular(path: str, limit: int = TEXT_LIMIT, encoding: str = "utf-8
     try:
         return data.decode(encoding, errors)
     except UnicodeDecodeError as exc:
-        raise OSError(errno.EILSEQ, f"it is not {encoding} text (byte "
+        raise OSError(errno.EILSEQ, f"it is not {encoding.upper()} text (byte "
                       f"0x{data[exc.start]:02x} at offset {exc.start})", path) from None

@@ -105,5 +105,17 @@ def om_info(path: str) -> dict:
     if sizes is not None and len(sizes) == len(OM_INFO_KEYS):
         info.update(zip(OM_INFO_KEYS, sizes))
     info["target"] = om.model_attr(ATTR_TARGET, "")
+    info["aipp"] = aipp_configs(om.model_def)
     return info
+
+
+def aipp_configs(model_def) -> list:
+    """[(model input, AIPP configuration JSON)] of the model's Aipp ops (docs/aipp.md)."""
+    found = []
+    for graph in model_def.graph[:1]:
+        for op in graph.op:
+            if op.type == "Aipp" and "aipp_config_path" in op.attr:
+                source = op.input[0].rsplit(":", 1)[0] if op.input else ""
+                found.append((source, op.attr["aipp_config_path"].s.decode("utf-8", "replace")))
+    return found
 

@@ -20,13 +20,14 @@ execution order) outside tolerance is the divergence point.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 import numpy as np
 
 from ge.errors import GeError
 
+from ._aipp import aipp_links, mismatch_stage, reference_features
 from ._errors import BAD_INPUT, INVALID_OM
 
 __all__ = ["TensorDiff", "Comparison", "diff", "random_inputs", "compare_model",
@@ -50,10 +51,11 @@ class Comparison:
     outputs: list = field(default_factory=list)      # [TensorDiff]
     nodes: list = field(default_factory=list)        # [TensorDiff], with dump
     unmapped: list = field(default_factory=list)     # our ops without an ONNX counterpart
+    aipp: list = field(default_factory=list)         # [TensorDiff] Aipp op vs numpy reference
 
     @property
     def ok(self) -> bool:
-        return all(d.ok for d in self.outputs)
+        return all(d.ok for d in self.outputs) and all(d.ok for d in self.aipp)
 
     @property
     def first_divergence(self) -> Optional[TensorDiff]:
@@ -183,7 +185,12 @@ def compare_model(onnx_model, om_model, inputs=None, *, rtol: float = 1e-4,
     feeds = {spec.name: value for spec, value in zip(model.inputs, inputs)}
     feeds.update(frozen or {})
     onnx_outputs = [o.name for o in proto.graph.output]
-    if dump:
+    links = aipp_links(model)
+    # an AIPP input takes a raw image: the original model gets the numpy pre-processing of it
+    references = {link.step.name: reference_features(link, list(inputs)) for link in links}
+    for link in links:
+        feeds[link.data_name] = references[link.step.name]
+    if dump or links:
         ours, seen = model.run(inputs, capture=True)
     else:
         ours, seen = model.run(inputs), None
@@ -197,6 +204,13 @@ def compare_model(onnx_model, om_model, inputs=None, *, rtol: float = 1e-4,
                                                 f"outputs)"})
         result.outputs.append(diff(model.outputs[k].name, ref_name, value, ref[ref_name],
                                    rtol, atol))
+    for link in links:
+        mine, expected = seen[link.step.name][0], references[link.step.name]
+        d = diff(link.step.name, "numpy AIPP reference", mine, expected, rtol, atol, "Aipp")
+        if not d.ok:
+            stage = mismatch_stage(link, mine, expected, d.first_bad)
+            d = replace(d, reference=f"numpy AIPP reference, stage {stage}")
+        result.aipp.append(d)
     if dump:
         _compare_nodes(result, model, proto, seen, ref, rtol, atol)
     return result
@@ -240,6 +254,9 @@ def format_report(result: Comparison, rtol: float, atol: float,
     for d in result.outputs:
         lines.append(f"{d.name[:40]:<40} {str(list(d.shape)):<20} {d.max_abs:>12.4g} "
                      f"{d.max_rel:>12.4g}  {'ok' if d.ok else 'MISMATCH'}")
+    for d in result.aipp:
+        lines.append(f"AIPP {d.name} vs {d.reference}: max abs {d.max_abs:.4g}, "
+                     f"{'ok' if d.ok else f'MISMATCH at {d.first_bad}'}")
     if result.nodes:
         bad = result.first_divergence
         lines.append(f"node comparison: {len(result.nodes)} ops compared, "

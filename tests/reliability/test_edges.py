@@ -89,15 +89,23 @@ def test_a_deep_output_path_is_made(atc_main, tmp_path):
     deep = "/".join(["d"] * 1500)               # 2999 characters: within PATH_MAX
     run = atc_main(*ARGS[:2], f"--model={_relu(tmp_path / 'm.onnx')}", f"--output={deep}/net",
                    cwd=tmp_path)
-    assert run.rc == 0, run.text
-    assert (tmp_path / deep / "net.om").is_file()
+    try:
+        assert run.rc == 0, run.text
+        assert (tmp_path / deep / "net.om").is_file()
+    finally:            # bottom up: shutil.rmtree (pytest's cleanup) recurses once per level
+        for name in os.listdir(tmp_path / deep):
+            os.unlink(tmp_path / deep / name)
+        level = tmp_path / deep
+        while level != tmp_path:
+            os.rmdir(level)
+            level = level.parent
 
 
 def test_a_non_utf8_fusion_switch_file_is_e10001(atc_main, tmp_path):
     (tmp_path / "switch.cfg").write_bytes(b"\xff\xfe{}")
     run = atc_main(*ARGS, f"--model={_relu(tmp_path / 'm.onnx')}",
                    f"--fusion_switch_file={tmp_path / 'switch.cfg'}", cwd=tmp_path)
-    _refused(run, tmp_path, "E10001", "--fusion_switch_file", "it is not utf-8 text (byte 0xff "
+    _refused(run, tmp_path, "E10001", "--fusion_switch_file", "it is not UTF-8 text (byte 0xff "
              "at offset 0)")
 
 
