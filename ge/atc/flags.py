@@ -104,7 +104,7 @@ FLAGS: tuple[Flag, ...] = (
     # ---------------------------------------------------------------- [Input]
     _F("model", STRING, "", "Input", "Model file to compile (.onnx, .air, .pb, .prototxt)."),
     _F("weight", STRING, "", "Input", "Weight file; required for Caffe (.caffemodel).",
-       support=NO_EFFECT, note="only Caffe uses it, and Caffe is refused"),
+       note="Caffe only; checked against the prototxt (E11029, E11033)"),
     _F("om", STRING, "", "Input",
        "Input file of --mode=1/5/6: an offline model, an original model or a dump graph text."),
     _F("framework", INT, "-1", "Input",
@@ -169,7 +169,8 @@ FLAGS: tuple[Flag, ...] = (
     _F("insert_op_conf", STRING, "", "Feature", "Configuration file of inserted ops (AIPP).",
        ge_key="ge.insertOpFile", note="AIPP, docs/aipp.md"),
     _F("op_name_map", STRING, "", "Feature", "Operator type mapping file (Caffe extension ops).",
-       ge_key="op_name_map", support=REFUSED, refuse=bool),
+       ge_key="op_name_map", note="Caffe: CaffeType:NewType lines, e.g. "
+       "DetectionOutput:SSDDetectionOutput"),
     _F("is_input_adjust_hw_layout", STRING, "", "Feature",
        "Per --input_fp16_nodes entry, true to use the NC1HWC0 layout.",
        ge_key="is_input_adjust_hw_layout",

@@ -1,19 +1,22 @@
-"""What every parser's converters share: refusing a node (ConvertError, E11010 upstream), IR
-port names from the op registry, constants as ge.graph Tensors, and emitting one IR node.
-
-Framework-neutral: imports no framework package, so each parser loads only its own.
+"""Emitting GE IR nodes from a framework layer or node, shared by the parsers (ONNX, Caffe):
+registry port names (dynamic ports expanded `x0, x1, ...`), tensors from numpy, the converter
+refusal (`refuse` -> `ConvertError`, reported as E11010 upstream) and the `Emitter` mixin a
+parser's converter context builds on.  Knows no framework, so importing it imports none.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ge.errors import GeError
-from ge.graph import Format, Graph, Node, Tensor
+from ge.graph import Format, Node, Tensor
 from ge.graph.types import from_numpy_dtype
 from ge.ops import registry
 
-__all__ = ["ConvertError", "refuse", "make_tensor", "ir_not_registered", "port_names",
-           "emit_node"]
+__all__ = ["ConvertError", "Emitter", "Edge", "make_tensor", "refuse", "port_names",
+           "ir_not_registered"]
+
+Edge = tuple  # (Node, output index)
+
 
 class ConvertError(Exception):
     """A converter cannot express the node; the builder reports it as E11010."""
@@ -59,29 +62,47 @@ def port_names(ir_type: str, n_in: int, n_out: int, op_name: str = "") -> tuple[
             _expand(opdef.outputs, n_out, ir_type, "output"))
 
 
-def emit_node(graph: Graph, name: str, emitted: list, ir_type: str, inputs: list,
-              attrs: dict | None = None, suffix: str = "", num_outputs: int = 1,
-              fmt: Format | None = None) -> Node:
-    """One IR node standing for the framework node `name` (both parsers' `emit`): ports from
-    the registry, `inputs` (Edge | None per slot) connected, attributes typed by the registry
-    (extra ones kept as given), `fmt` on every port; appended to `emitted` with its suffix."""
-    in_names, out_names = port_names(ir_type, len(inputs), num_outputs, name)
-    opdef = registry.get(ir_type)
-    tmp = graph.unique_name(f"{name}_{suffix or ir_type}")
-    node = graph.add_node(ir_type, tmp, input_names=in_names, output_names=out_names,
-                          origin=[name])
-    for slot, edge in enumerate(inputs):
-        if edge is not None:
-            graph.connect(edge[0], edge[1], node, slot)
-    for key, value in (attrs or {}).items():
-        spec = opdef.attr_spec(key)
-        if spec is not None:
-            node.set_attr_kind(key, spec.kind, value)
-        else:  # an extra attribute the plugin sets although the proto lacks it
-            node.set_attr(key, value)
-    if fmt is not None:
-        for desc in [node.in_desc(i) for i in range(node.num_inputs)] + \
-                    [node.out_desc(i) for i in range(node.num_outputs)]:
-            desc.set_format(fmt).set_origin_format(fmt)
-    emitted.append((node, suffix or ir_type))
-    return node
+class Emitter:
+    """IR node creation for a converter context with `graph`, `name` (the framework node the
+    conversion stands for), `ins` (its input edges) and `emitted` (created (Node, suffix)
+    pairs, in order); `origin`, when a context has it, is the model's own name of the node
+    (recorded in place of a `name` made unique)."""
+
+    def emit(self, ir_type: str, inputs: list, attrs: dict | None = None, suffix: str = "",
+             num_outputs: int = 1, fmt: Format | None = None) -> Node:
+        """Create one IR node; `inputs` are Edge | None per slot in the IR's port order."""
+        in_names, out_names = port_names(ir_type, len(inputs), num_outputs, self.name)
+        opdef = registry.get(ir_type)
+        tmp = self.graph.unique_name(f"{self.name}_{suffix or ir_type}")
+        node = self.graph.add_node(ir_type, tmp, input_names=in_names,
+                                   output_names=out_names,
+                                   origin=[getattr(self, "origin", "") or self.name])
+        for slot, edge in enumerate(inputs):
+            if edge is not None:
+                self.graph.connect(edge[0], edge[1], node, slot)
+        for key, value in (attrs or {}).items():
+            spec = opdef.attr_spec(key)
+            if spec is not None:
+                node.set_attr_kind(key, spec.kind, value)
+            else:  # an extra attribute the plugin sets although the proto lacks it
+                node.set_attr(key, value)
+        if fmt is not None:
+            for desc in [node.in_desc(i) for i in range(node.num_inputs)] + \
+                        [node.out_desc(i) for i in range(node.num_outputs)]:
+                desc.set_format(fmt).set_origin_format(fmt)
+        self.emitted.append((node, suffix or ir_type))
+        return node
+
+    def const_node(self, value, dtype=None, suffix: str = "const") -> Edge:
+        """A Const holding `value` (numpy-convertible): an attribute or weight of the model."""
+        array = np.asarray(value, dtype=dtype)
+        node = self.emit("Const", [], {"value": make_tensor(array)}, suffix=suffix)
+        return (node, 0)
+
+    def one(self, ir_type: str, inputs: list | None = None, attrs: dict | None = None,
+            num_outputs: int = 1, fmt: Format | None = None) -> list:
+        """Emit a single node fed by `inputs` (default: the context's inputs); return its
+        outputs."""
+        node = self.emit(ir_type, self.ins if inputs is None else inputs, attrs,
+                         num_outputs=num_outputs, fmt=fmt)
+        return [(node, i) for i in range(node.num_outputs)]

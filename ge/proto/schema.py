@@ -4,9 +4,11 @@ A table is `{"package": ..., "enums": {name: values}, "nested_enums": {"Msg.Enum
 "messages": {"Msg" or "Outer.Inner": [field rows]}}`.  A field row is (name, number, type,
 label): label "" (singular), "*" (repeated) or "oneof:<group>"; a type that is not a scalar
 names a message or enum of the same table ("Outer.Inner" for nested ones); "map:<ValueType>"
-declares map<string, ValueType>.  Enum values are numbered by their index, or given as
-(name, number) pairs where the numbering has gaps (TensorFlow's DataType).  `add_file` puts a
-table into the one descriptor pool; `message_class` gives its message classes.
+declares map<string, ValueType>.  Enum values are numbered by their index, or given as a
+{name: number} dict.  A table with `"syntax": "proto2"` (framework schemas such as Caffe's) has
+field presence; its rows may carry a fifth element, the default in proto text ("true", "MAX",
+"0.5"), and the label "*packed" for a packed repeated scalar.  `add_file` puts a table into the
+one descriptor pool; `message_class` gives its message classes.
 """
 from __future__ import annotations
 
@@ -35,15 +37,15 @@ def _set_type(field, type_name: str, package: str, enums) -> None:
 
 
 def _enum_values(values) -> list:
-    return [descriptor_pb2.EnumValueDescriptorProto(name=v, number=i) if isinstance(v, str)
-            else descriptor_pb2.EnumValueDescriptorProto(name=v[0], number=v[1])
-            for i, v in enumerate(values)]
+    pairs = values.items() if isinstance(values, dict) else ((v, i) for i, v in enumerate(values))
+    return [descriptor_pb2.EnumValueDescriptorProto(name=v, number=n) for v, n in pairs]
 
 
 def build_file(name: str, table: dict) -> descriptor_pb2.FileDescriptorProto:
     package = table["package"]
     enums = set(table["enums"]) | set(table["nested_enums"])
-    fdp = descriptor_pb2.FileDescriptorProto(name=name, package=package, syntax="proto3")
+    fdp = descriptor_pb2.FileDescriptorProto(name=name, package=package,
+                                             syntax=table.get("syntax", "proto3"))
     protos: dict[str, descriptor_pb2.DescriptorProto] = {}
 
     def message(path: str) -> descriptor_pb2.DescriptorProto:
@@ -63,9 +65,13 @@ def build_file(name: str, table: dict) -> descriptor_pb2.FileDescriptorProto:
     for path, fields in table["messages"].items():
         msg = message(path)
         oneofs: dict[str, int] = {}
-        for fname, number, ftype, label in fields:
+        for fname, number, ftype, label, *default in fields:
             field = msg.field.add(name=fname, number=number, json_name=fname)
-            field.label = _F.LABEL_REPEATED if label == "*" else _F.LABEL_OPTIONAL
+            field.label = _F.LABEL_REPEATED if label.startswith("*") else _F.LABEL_OPTIONAL
+            if label == "*packed":
+                field.options.packed = True
+            if default:
+                field.default_value = default[0]
             if ftype.startswith("map:"):
                 entry = msg.nested_type.add(name=_entry_name(fname))
                 entry.options.map_entry = True

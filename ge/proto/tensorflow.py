@@ -24,7 +24,7 @@ TF_DTYPE_NUMBERS = tuple((name, i) for i, name in enumerate(_BASE_DTYPES)) + tup
 
 _TF = {
     "package": "domi.tensorflow",
-    "enums": {"DataType": TF_DTYPE_NUMBERS},
+    "enums": {"DataType": dict(TF_DTYPE_NUMBERS)},
     "nested_enums": {},
     "messages": {
         "TensorShapeProto": [("dim", 2, "TensorShapeProto.Dim", "*"),

@@ -4,6 +4,9 @@
         [--rtol 1e-4 --atol 1e-5] [--seed 0] [--freeze_inputs "k=k.npy"] [--dump]
     python3 -m ge.runtime.compare --tf m.pb --om m.om [--out_nodes n:0] [--dump]
       (a frozen TensorFlow graph run by TensorFlow: ge.runtime.compare_tf)
+    python3 -m ge.runtime.compare --caffe m.prototxt --weight m.caffemodel --om m.om [--dump]
+
+The Caffe reference is OpenCV's DNN module (ge.runtime.compare_caffe).
 
 Library: `compare_model(onnx_model, om_model, inputs, rtol, atol, dump)` returns a
 `Comparison` (per output and, with dump, per node `TensorDiff` records); the caller decides
@@ -87,8 +90,11 @@ def diff(name: str, reference: str, ours: np.ndarray, ref: np.ndarray, rtol: flo
         scale = float(finite.max()) if finite.size else 0.0
         bad = err > atol + rtol * np.maximum(finite, scale)
         max_abs = float(err.max()) if err.size else 0.0
+        # relative error |a - b| / max(|ref|, atol): a reference of zero (or below the
+        # absolute tolerance) does not turn a tiny difference into an astronomic ratio
+        floor = max(float(atol), np.finfo(np.float64).tiny)
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-            rel = err / np.maximum(np.abs(b), np.finfo(np.float64).tiny)
+            rel = err / np.maximum(np.abs(b), floor)
         max_rel = float(np.where(err == 0, 0.0, rel).max()) if err.size else 0.0
     first = None
     if bad.any():
@@ -247,7 +253,8 @@ def _compare_nodes(result: Comparison, model, proto, seen: dict, ref: dict, rtol
 
 
 def format_report(result: Comparison, rtol: float, atol: float,
-                  reference: str = "onnxruntime") -> str:
+                  reference: str = "onnxruntime", tensor: str = "ONNX tensor") -> str:
+    """`reference` names the reference runtime, `tensor` what our ops are compared with."""
     lines = [f"tolerance: |ours - {reference}| <= {atol:g} + {rtol:g} * max|{reference}| "
              "(per tensor)"]
     lines.append(f"{'output':<40} {'shape':<20} {'max abs err':>12} {'max rel err':>12}  result")
@@ -261,11 +268,11 @@ def format_report(result: Comparison, rtol: float, atol: float,
         bad = result.first_divergence
         lines.append(f"node comparison: {len(result.nodes)} ops compared, "
                      f"{sum(not d.ok for d in result.nodes)} outside tolerance, "
-                     f"{len(result.unmapped)} without a reference tensor")
+                     f"{len(result.unmapped)} without an {tensor}")
         if bad is None:
             lines.append("no divergence")
         else:
-            lines.append(f"first divergence: op {bad.name} ({bad.op_type}) vs {reference} tensor "
+            lines.append(f"first divergence: op {bad.name} ({bad.op_type}) vs {tensor} "
                          f"{bad.reference}: max abs {bad.max_abs:.4g}, max rel "
                          f"{bad.max_rel:.4g}, first bad index {bad.first_bad}")
     lines.append("result: " + ("PASS" if result.ok else "FAIL"))
@@ -276,7 +283,10 @@ def main(argv: list) -> int:
     from ._args import Opt, help_text, parse
     from ._cli import EXIT_FAIL, EXIT_OK
     table = (
-        Opt("onnx", "the ONNX model (or --tf)"),
+        Opt("onnx", "the ONNX model (or --caffe, --tf)"),
+        Opt("caffe", "the Caffe network (.prototxt), with --weight; reference: OpenCV DNN"),
+        Opt("weight", "the Caffe weights (.caffemodel)"),
+        Opt("op_name_map", "the --op_name_map file the Caffe OM was compiled with", ""),
         Opt("tf", "the frozen TensorFlow graph (.pb / .pbtxt), run by TensorFlow"),
         Opt("out_nodes", "with --tf: the compared TF outputs, node:index;... (default: sinks)"),
         Opt("om", "the OM compiled from it", required=True),
@@ -306,16 +316,26 @@ def main(argv: list) -> int:
             raise GeError(BAD_INPUT, {"reason": f"the model has {len(model.inputs)} input(s); "
                                                 f"{len(files)} file(s) given"})
         inputs = [read_input(p, s) for p, s in zip(files, model.inputs)]
-    if bool(args["onnx"]) == bool(args["tf"]):
-        raise GeError("E10001", {"value": "", "parameter": "--onnx / --tf",
-                                 "reason": "give exactly one reference model"})
     if args["tf"]:
         from .compare_tf import compare_tf_model
         result = compare_tf_model(args["tf"], model, inputs, rtol=args["rtol"],
                                   atol=args["atol"], seed=args["seed"], dump=args["dump"],
                                   out_nodes=args["out_nodes"] or "")
-        print(format_report(result, args["rtol"], args["atol"], "tensorflow"))
+        print(format_report(result, args["rtol"], args["atol"], reference="tensorflow",
+                            tensor="equivalent TF tensor"))
         return EXIT_OK if result.ok else EXIT_FAIL
+    if args["caffe"]:
+        from .compare_caffe import compare_caffe
+        if not args["weight"]:
+            raise GeError("E10004", {"parameter": "weight"})
+        result = compare_caffe(args["caffe"], args["weight"], model, inputs, rtol=args["rtol"],
+                               atol=args["atol"], seed=args["seed"], dump=args["dump"],
+                               op_name_map=args["op_name_map"])
+        print(format_report(result, args["rtol"], args["atol"], reference="OpenCV",
+                            tensor="equivalent Caffe layer"))
+        return EXIT_OK if result.ok else EXIT_FAIL
+    if not args["onnx"]:
+        raise GeError("E10004", {"parameter": "onnx"})
     frozen = parse_freeze_option(args["freeze_inputs"])
     result = compare_model(args["onnx"], model, inputs, rtol=args["rtol"], atol=args["atol"],
                            seed=args["seed"], dump=args["dump"], frozen=frozen)

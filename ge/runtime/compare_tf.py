@@ -44,7 +44,7 @@ def run_tensorflow(graph_def, feeds: dict, fetches: list) -> dict:
 
 
 def _reference_outputs(graph_def, out_nodes: str) -> list:
-    from ge.parser._graph_options import parse_out_nodes
+    from ge.parser.tensorflow._options import parse_out_nodes
     from ge.parser.tensorflow import default_outputs
     if out_nodes:
         return [f"{n}:{i}" for n, i in parse_out_nodes(out_nodes)]

@@ -3,7 +3,8 @@
 A converter is a plain function `(NodeCtx) -> list[Edge | None]`: it reads the node's attributes
 and input edges through the context, creates IR nodes with `ctx.emit` / `ctx.const`, and returns
 one edge per ONNX output (positional; `None` or a short list = output not produced).  Port names
-come from the op registry (`ge.ops.registry`), dynamic ports expanded `x0, x1, ...`.
+come from the op registry (`ge.ops.registry`), dynamic ports expanded `x0, x1, ...`; emitting is
+shared with the other parsers (ge.parser._emit).
 Converters refuse a node they cannot express with `refuse(reason)` (E11010 upstream).
 """
 from __future__ import annotations
@@ -14,18 +15,15 @@ from typing import Callable, Optional
 import numpy as np
 from onnx import NodeProto, helper
 
-from ge.graph import Format, Graph, Node
-from ge.parser._emit import (ConvertError, emit_node, ir_not_registered, make_tensor,
-                             port_names, refuse)
+from ge.graph import Graph
 
-__all__ = ["ConvertError", "NodeCtx", "emit_node", "ir_not_registered", "make_tensor", "refuse",
-           "port_names"]
+from .._emit import ConvertError, Edge, Emitter, make_tensor, port_names, refuse
 
-Edge = tuple  # (Node, output index)
+__all__ = ["ConvertError", "NodeCtx", "make_tensor", "refuse", "port_names"]
 
 
 @dataclass
-class NodeCtx:
+class NodeCtx(Emitter):
     graph: Graph
     proto: NodeProto
     name: str                 # the ONNX node name this conversion stands for
@@ -37,6 +35,7 @@ class NodeCtx:
     shape_of: dict            # tensor name -> static shape list from the model's value infos
     model_dir: Optional[str] = None   # where external tensor data may be read from
     build_branch: Optional[Callable] = None  # (If node, attr name, index) -> subgraph name
+    origin: str = ""          # the model's own name of the node (repeated names: unique `name`)
     emitted: list = field(default_factory=list)  # (Node, name suffix) in creation order
 
     # -- reading ---------------------------------------------------------------------------
@@ -82,23 +81,3 @@ class NodeCtx:
     def input_rank(self, i: int) -> Optional[int]:
         shape = self.input_shape(i)
         return None if shape is None else len(shape)
-
-    # -- emitting --------------------------------------------------------------------------
-    def emit(self, ir_type: str, inputs: list, attrs: dict | None = None, suffix: str = "",
-             num_outputs: int = 1, fmt: Format | None = None) -> Node:
-        """Create one IR node; `inputs` are Edge | None per slot in the IR's port order."""
-        return emit_node(self.graph, self.name, self.emitted, ir_type, inputs, attrs, suffix,
-                         num_outputs, fmt)
-
-    def const_node(self, value, dtype=None, suffix: str = "const") -> Edge:
-        """A Const holding `value` (numpy-convertible) created from an ONNX attribute."""
-        array = np.asarray(value, dtype=dtype)
-        node = self.emit("Const", [], {"value": make_tensor(array)}, suffix=suffix)
-        return (node, 0)
-
-    def one(self, ir_type: str, inputs: list | None = None, attrs: dict | None = None,
-            num_outputs: int = 1, fmt: Format | None = None) -> list:
-        """Emit a single node fed by `inputs` (default: the ONNX inputs); return its outputs."""
-        node = self.emit(ir_type, self.ins if inputs is None else inputs, attrs,
-                         num_outputs=num_outputs, fmt=fmt)
-        return [(node, i) for i in range(node.num_outputs)]

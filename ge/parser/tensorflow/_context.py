@@ -4,7 +4,7 @@ A converter is a plain function `(TfCtx) -> list[Edge | None]`: one edge per Ten
 (positional).  It reads attributes (`attr`, decoded from AttrValue) and its input edges, asks
 for parse-time values (`const`: Const inputs and small values computable from them) and static
 shapes (`shape`, from the inference the builder runs on every emitted node), and creates IR
-nodes with `emit` / `one` / `const_node`.  It refuses what it cannot express with `refuse`
+nodes with `emit` / `one` / `const_node` (ge.parser._emit.Emitter).  It refuses what it cannot express with `refuse`
 (E11010 upstream).
 """
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ge.graph import DataType, Format, Graph, Node
-from ge.parser._emit import ConvertError, emit_node, make_tensor, refuse
+from ge.graph import DataType, Format, Graph
+from ge.parser._emit import ConvertError, Emitter, refuse
 
 from ._model import ge_dtype, shape_dims, tensor_to_array
 
@@ -57,7 +57,7 @@ def decode_attr(value, where: str):
 
 
 @dataclass
-class TfCtx:
+class TfCtx(Emitter):
     graph: Graph
     node: object                     # domi.tensorflow.NodeDef
     name: str                        # the TensorFlow node name this conversion stands for
@@ -107,20 +107,3 @@ class TfCtx:
     def dtype(self, i: int) -> DataType:
         edge = self.ins[i]
         return edge[0].out_desc(edge[1]).data_type
-
-    # -- emitting --------------------------------------------------------------------------
-    def emit(self, ir_type: str, inputs: list, attrs: dict | None = None, suffix: str = "",
-             num_outputs: int = 1, fmt: Format | None = None) -> Node:
-        return emit_node(self.graph, self.name, self.emitted, ir_type, inputs, attrs, suffix,
-                         num_outputs, fmt)
-
-    def one(self, ir_type: str, inputs: list | None = None, attrs: dict | None = None,
-            num_outputs: int = 1, fmt: Format | None = None) -> list:
-        node = self.emit(ir_type, self.ins if inputs is None else inputs, attrs,
-                         num_outputs=num_outputs, fmt=fmt)
-        return [(node, i) for i in range(node.num_outputs)]
-
-    def const_node(self, value, dtype=None, suffix: str = "const") -> Edge:
-        node = self.emit("Const", [], {"value": make_tensor(np.asarray(value, dtype=dtype))},
-                         suffix=suffix)
-        return (node, 0)

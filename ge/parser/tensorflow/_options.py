@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 
 from ge.errors import GeError
 from ge.graph import Format
-from ge.parser._graph_options import parse_input_shape, parse_out_nodes
+from ge.parser._input_shape import parse_input_shape
 
 from ._context import FORMATS
 
-__all__ = ["ParseOptions", "read_options"]
+__all__ = ["ParseOptions", "read_options", "parse_out_nodes"]
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,20 @@ class ParseOptions:
     input_shapes: dict = field(default_factory=dict)   # Placeholder name -> list[int]
     input_format: Format = Format.FORMAT_NHWC
     out_nodes: tuple = ()                              # ((TF node name, output index), ...)
+
+
+def parse_out_nodes(text: str) -> tuple:
+    """`node:index;...` (node names may hold `/`; the last `:` separates the index); E10003
+    otherwise, as CANN's parser reports a bad --out_nodes."""
+    out = []
+    for entry in filter(None, (e.strip() for e in text.split(";"))):
+        name, sep, index = entry.rpartition(":")
+        if not sep or not name or not index.strip().isdigit():
+            raise GeError("E10003", {"value": entry, "parameter": "out_nodes",
+                                     "reason": 'The format must be "node_name1:0;node_name2:1", '
+                                               "with a non-negative integer index"})
+        out.append((name, int(index)))
+    return tuple(out)
 
 
 def read_options(options: dict | None) -> ParseOptions:

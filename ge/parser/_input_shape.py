@@ -1,12 +1,11 @@
-"""Option grammars every parser reads the same way (spec/atc-cli.md §6.2, §6.12):
-`input_shape` (`name:d0,d1;...`, names may hold `/` and `:`: the last `:` separates the dims;
-`-1` and `a~b` are dynamic shapes, refused with EP0002) and `out_nodes` (`name:index;...`).
-"""
+"""The `--input_shape` grammar shared by the parsers (spec/atc-cli.md §6.2, §6.12):
+`name:d0,d1;...` with positive static dims; `-1` and `a~b` ranges are dynamic shapes, which this
+implementation refuses (EP0002).  Grammar errors: E10002 / E10011 / E10014."""
 from __future__ import annotations
 
 from ge.errors import GeError
 
-__all__ = ["parse_input_shape", "parse_out_nodes"]
+__all__ = ["parse_input_shape"]
 
 _SHAPE_SAMPLE = '"input_name1:n1,c1,h1,w1;input_name2:n2,c2,h2,w2"'
 
@@ -26,6 +25,7 @@ def parse_input_shape(text: str) -> dict:
         if ":" not in entry:
             raise _shape_error(entry, "The shape must contain two parts: name and value")
         name, _, dims_text = entry.rpartition(":")
+        name = name.strip()          # CANN trims the name: "a:1,3; b:1,10" names input b
         if not name:
             raise _shape_error(entry, "The input name is empty")
         dims: list[int] = []
@@ -42,17 +42,3 @@ def parse_input_shape(text: str) -> dict:
             dims.append(int(d))
         shapes[name] = dims
     return shapes
-
-
-def parse_out_nodes(text: str) -> tuple:
-    out = []
-    for entry in text.split(";"):
-        if not entry.strip():
-            continue
-        name, sep, index = entry.strip().rpartition(":")
-        if not sep or not name or not index.strip().isdigit():
-            raise GeError("E10003", {"value": entry, "parameter": "out_nodes",
-                                     "reason": 'The format must be "node_name1:0;node_name2:1", '
-                                               "with a non-negative integer index"})
-        out.append((name, int(index)))
-    return tuple(out)
