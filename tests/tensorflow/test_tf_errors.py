@@ -16,6 +16,11 @@ def _compile(atc_main, model, work, *flags):
     return run.text
 
 
+def _compile_bytes(atc_main, data: bytes, work, *flags):
+    (work / "model.pb").write_bytes(data)
+    return _compile(atc_main, work / "model.pb", work, *flags)
+
+
 @pytest.fixture(scope="module")
 def saved_model(tf, tmp_path_factory):
     root = tmp_path_factory.mktemp("saved")
@@ -51,9 +56,7 @@ def test_unfrozen_graph(tf, atc_main, tmp_path):
         x = tf.compat.v1.placeholder(tf.float32, (2,), name="x")
         v = tf.compat.v1.Variable(tf.ones((2,)), name="weights")
         tf.identity(x * v, name="y")
-    path = tmp_path / "unfrozen.pb"
-    path.write_bytes(graph.as_graph_def().SerializeToString())
-    text = _compile(atc_main, path, tmp_path)
+    text = _compile_bytes(atc_main, graph.as_graph_def().SerializeToString(), tmp_path)
     assert "EP0502" in text and "weights (VarHandleOp)" in text
 
 
@@ -62,9 +65,7 @@ def test_unknown_ops_reported_at_once(tf, atc_main, tmp_path):
     with graph.as_default():
         x = tf.compat.v1.placeholder(tf.float32, (2,), name="x")
         tf.identity(tf.math.lgamma(x) + tf.math.digamma(x), name="y")
-    path = tmp_path / "unknown.pb"
-    path.write_bytes(graph.as_graph_def().SerializeToString())
-    text = _compile(atc_main, path, tmp_path)
+    text = _compile_bytes(atc_main, graph.as_graph_def().SerializeToString(), tmp_path)
     assert "E13010" in text and "Op: Lgamma, optype: Lgamma" in text
     assert "Digamma (Digamma)" in text
 
@@ -73,9 +74,7 @@ def test_missing_input_node(atc_main, tmp_path):
     graph = GraphDef()
     node = graph.node.add(name="y", op="Relu", input=["nowhere:0"])
     node.attr["T"].type = 1
-    path = tmp_path / "dangling.pb"
-    path.write_bytes(graph.SerializeToString())
-    text = _compile(atc_main, path, tmp_path)
+    text = _compile_bytes(atc_main, graph.SerializeToString(), tmp_path)
     assert "E12009" in text and "Input nowhere:0 for Op y is not found in graph_def" in text
 
 
@@ -88,9 +87,7 @@ def test_function_missing_from_library(frozen, atc_main, tmp_path):
     graph = GraphDef()
     graph.ParseFromString(frozen("cond_v2").read_bytes())
     del graph.library.function[0]
-    path = tmp_path / "nolib.pb"
-    path.write_bytes(graph.SerializeToString())
-    text = _compile(atc_main, path, tmp_path)
+    text = _compile_bytes(atc_main, graph.SerializeToString(), tmp_path)
     assert "E12013" in text and "Failed to find a subgraph by the name" in text
 
 
