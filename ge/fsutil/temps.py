@@ -12,6 +12,7 @@ another host sharing the directory).  Nothing here knows what the files contain.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import shutil
@@ -133,6 +134,8 @@ def make_dirs(path: str, mode: int = 0o777) -> None:
     missing = []
     head = os.path.abspath(path)
     while not os.path.isdir(head):
+        if os.path.lexists(head):           # a file where a directory must be: as makedirs
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), path)
         missing.append(head)
         parent = os.path.dirname(head)
         if parent == head:
