@@ -25,6 +25,7 @@ class CompiledModel:
 def load_model_file(model_path: str, framework: int, options: dict,
                     graph_name: str | None = None) -> Graph:
     """Parse a framework model file into a graph (ONNX, or AIR for framework 1)."""
+    load_custom_ops()
     if framework == 5:
         from ge.parser.onnx import parse_onnx
         graph = parse_onnx(model_path, options, graph_name=graph_name)
@@ -35,6 +36,13 @@ def load_model_file(model_path: str, framework: int, options: dict,
         raise GeError("EP0002", {"feature": f"--framework={framework}", "reason":
                                  "this implementation reads ONNX (5) and AIR (1) models"})
     return graph
+
+
+def load_custom_ops() -> dict:
+    """Custom operator packages (docs/custom-ops.md), each C kernel checked by a compile."""
+    from ge.ops.custom import ensure_loaded
+    from .opcompile.gen_custom import check_kernel
+    return ensure_loaded(check_kernel)
 
 
 def check_host_target(options: dict) -> None:
@@ -54,9 +62,30 @@ def build_graph(graph: Graph, options: dict, framework: int = 5) -> CompiledMode
     from ge.passes.bootstrap import ensure_plugins_loaded
     from .pipeline import run_pipeline
     check_host_target(options)
+    load_custom_ops()
     ensure_plugins_loaded()
     ctx = run_pipeline(graph, options)
-    return CompiledModel(graph=graph, options=dict(options), context=ctx, framework=framework)
+    compiled = CompiledModel(graph=graph, options=dict(options), context=ctx,
+                             framework=framework)
+    record_custom_packages(compiled)
+    return compiled
+
+
+def record_custom_packages(compiled: CompiledModel) -> None:
+    """Each custom op names its package and version (node attribute), and the model lists
+    every package it uses, so that a runtime without one refuses the model (EP0905)."""
+    from ge.graph.attr_names import ATTR_CUSTOM_PACKAGE, ATTR_CUSTOM_PACKAGES
+    from ge.graph.types import AttrValueType as VT
+    from ge.ops.custom import custom_op
+    used = []
+    for node in compiled.graph.get_all_nodes():
+        loaded = custom_op(node.type)
+        if loaded is not None:
+            node.set_attr(ATTR_CUSTOM_PACKAGE, f"{loaded.package} {loaded.version}")
+            used.append(f"{loaded.package} {loaded.version}")
+    if used:
+        compiled.model_attrs[ATTR_CUSTOM_PACKAGES] = (VT.VT_LIST_STRING,
+                                                      sorted(dict.fromkeys(used)))
 
 
 def compile_model_file(model_path: str, framework: int, options: dict,

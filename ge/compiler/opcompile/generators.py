@@ -16,6 +16,7 @@ from ge import ops
 
 from . import gen_elementwise, gen_layout, gen_matmul, gen_pool, gen_reduce
 from . import gen_recurrent
+from . import gen_custom
 from .cgen import KernelSource, Unsupported
 
 __all__ = ["KernelGen", "RENDERERS", "generator_for", "check_supported", "render"]
@@ -41,6 +42,7 @@ RENDERERS = {
     "pool": ("pool", gen_pool.VERSION, gen_pool.render_pool),
     "layout": ("layout", gen_layout.VERSION, gen_layout.render_layout),
     "recurrent": ("recurrent", gen_recurrent.VERSION, gen_recurrent.render_recurrent),
+    "custom": ("custom", gen_custom.VERSION, gen_custom.render_custom),  # docs/custom-ops.md
 }
 
 
