@@ -61,6 +61,9 @@ def model_info_lines(info: dict, cmdline: str) -> list[str]:
                      f"expected {len(_INFO_OM) - 1}.")
     else:
         lines.append("om       info: " + ", ".join(f"{k}[{num(k)} B]" for k in _INFO_OM) + ".")
+    if info.get("custom_op_packages"):      # ours: the packages the runtime needs
+        lines.append("custom   info: custom operator packages[" +
+                     ", ".join(info["custom_op_packages"]) + "].")
     lines.append("============ Display Model Info end   ============")
     return lines
 

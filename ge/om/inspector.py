@@ -17,7 +17,7 @@ from google.protobuf import text_format
 from google.protobuf.descriptor import FieldDescriptor
 
 from ge.fsutil import read_text_regular
-from ge.graph.attr_names import ATTR_TARGET
+from ge.graph.attr_names import ATTR_CUSTOM_PACKAGES, ATTR_TARGET
 from ge.proto import ge_ir as pb
 from .container import PartitionType, om_error
 from .reader import read_om
@@ -108,5 +108,6 @@ def om_info(path: str) -> dict:
     if sizes is not None and len(sizes) == len(OM_INFO_KEYS):
         info.update(zip(OM_INFO_KEYS, sizes))
     info["target"] = om.model_attr(ATTR_TARGET, "")
+    info["custom_op_packages"] = list(om.model_attr(ATTR_CUSTOM_PACKAGES, None) or [])
     return info
 

@@ -33,7 +33,7 @@ from .registry import OpDef
 
 __all__ = ["CustomPackage", "CustomOp", "CKernel", "FrameworkMapping", "LoadedOp",
            "ENV_CUSTOM_OPP_PATH", "ENTRY_POINT_GROUP", "PACKAGE_ATTR", "FRAMEWORKS",
-           "KERNEL_GEN", "ensure_loaded", "custom_op", "find_mapping", "convert_attrs",
+           "KERNEL_GEN", "ensure_loaded", "unload", "custom_op", "find_mapping", "convert_attrs",
            "loaded_packages"]
 
 log = logging.getLogger(__name__)
@@ -381,6 +381,15 @@ def ensure_loaded(check_kernel: Optional[Callable] = None) -> dict:
         if _errors:
             raise _errors[0]
         return loaded_packages()
+
+
+def unload() -> None:
+    """Forget every package (their ops leave the registry); the next ensure_loaded() looks
+    for packages again."""
+    global _state
+    with _lock:
+        _unload()
+        _state = None
 
 
 def _reload(sources: list, state: tuple, check_kernel) -> None:

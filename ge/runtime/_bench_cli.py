@@ -19,7 +19,7 @@ from .bench import input_sets, op_type_table, profile_runs, summarize, timed_run
 __all__ = ["wants_bench", "run_bench", "DEFAULT_WARMUP"]
 
 DEFAULT_WARMUP = 1          # ais_bench's default --warmup_count
-PROGRESS_AFTER_S = 1.0      # a run shorter than this shows no bar
+PROGRESS_MIN_RUNS = 100     # fewer timed runs than this show no bar
 
 
 def wants_bench(args: dict, entries: list) -> bool:
@@ -29,18 +29,18 @@ def wants_bench(args: dict, entries: list) -> bool:
 
 
 class _Progress:
-    """`[#####-----] 45/100` on stderr, only when stdout is a terminal (a redirected run gets
-    none) and the run lasts longer than PROGRESS_AFTER_S."""
+    """`[#####-----] 45/100 inferences` on stderr, redrawn at most 10 times a second, only
+    when stdout and stderr are terminals (a redirected run gets none) and the run has at
+    least PROGRESS_MIN_RUNS timed runs."""
 
     def __init__(self):
         self.enabled = sys.stdout.isatty() and sys.stderr.isatty()
-        self.start = time.monotonic()
         self.last = 0.0
         self.shown = False
 
     def __call__(self, done: int, total: int) -> None:
         now = time.monotonic()
-        if not self.enabled or now - self.start < PROGRESS_AFTER_S:
+        if not self.enabled or total < PROGRESS_MIN_RUNS:
             return
         if done < total and now - self.last < 0.1:
             return
