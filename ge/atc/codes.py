@@ -152,7 +152,7 @@ CODES: tuple[Code, ...] = (
     Code("E13010", "Invalid_Model_Operator_Not_Supported",
          "No operator plugin is registered for Op: {opname}, optype: {optype}.",
          solution="Replace the operator, or use an opset this implementation supports.",
-         detail="Unsupported operators (all of them): {nodes}. {opsets}\nTo add an operator "
+         detail="Unsupported operators (all of them): {nodes}.{opsets}\nTo add an operator "
                 "yourself, write a custom operator package: see docs/custom-ops.md."),
     Code("E13014", "Invalid_Argument",
          "Value {value} of parameter {parameter} for Op {opname} is invalid. Reason: {reason}.",

@@ -76,15 +76,20 @@ class FrameworkMapping:
     attrs: Union[Mapping, Callable] = field(default_factory=dict)
 
 
-def _caller_file(depth: int = 3) -> str:
-    try:
-        return sys._getframe(depth).f_code.co_filename
-    except ValueError:
-        return ""
+class _Declared:
+    """Records the file of the module that created the declaration (`file`, for errors)."""
+
+    def __post_init__(self):
+        if not self.file:
+            try:        # 0: here, 1: the dataclass __init__, 2: the declaring module
+                where = sys._getframe(2).f_code.co_filename
+            except ValueError:
+                where = ""
+            object.__setattr__(self, "file", where)
 
 
 @dataclass(frozen=True)
-class CustomOp:
+class CustomOp(_Declared):
     """One op of a package: its registry definition (inputs, outputs, attributes, `infer`,
     `kernel` = the numpy reference) and an optional C kernel.  `file` is where it was
     declared (filled in), for error messages."""
@@ -92,22 +97,14 @@ class CustomOp:
     c_kernel: Optional[CKernel] = None
     file: str = field(default="", compare=False)
 
-    def __post_init__(self):
-        if not self.file:
-            object.__setattr__(self, "file", _caller_file())
-
 
 @dataclass(frozen=True)
-class CustomPackage:
+class CustomPackage(_Declared):
     name: str
     version: str
     ops: tuple = ()          # tuple[CustomOp]
     mappings: tuple = ()     # tuple[FrameworkMapping]
     file: str = field(default="", compare=False)
-
-    def __post_init__(self):
-        if not self.file:
-            object.__setattr__(self, "file", _caller_file())
 
 
 @dataclass(frozen=True)
@@ -206,8 +203,12 @@ def _sources() -> list:
 
 # -- validation ---------------------------------------------------------------------------------
 
-def _fail(code: str, package: str, file: str, op: str, reason: str) -> GeError:
-    return GeError(code, {"package": package, "file": file, "optype": op, "reason": reason})
+def _invalid(package: str, file: str, op: str, reason: str) -> GeError:
+    return GeError("EP0901", {"package": package, "file": file, "optype": op, "reason": reason})
+
+
+def _kernel_error(package: str, file: str, op: str, reason: str) -> GeError:
+    return GeError("EP0903", {"package": package, "file": file, "optype": op, "reason": reason})
 
 
 def _op_problem(op) -> str:
@@ -275,14 +276,14 @@ def _check_package(pkg, where: str, builtins: frozenset, check_kernel) -> list:
                                            f"ge.ops.CustomPackage(...)"})
     name = pkg.name
     if not (isinstance(name, str) and name and isinstance(pkg.version, str) and pkg.version):
-        raise _fail("EP0901", str(name), pkg.file, "-", "the package needs a name and a version")
+        raise _invalid(str(name), pkg.file, "-", "the package needs a name and a version")
     loaded, types = [], {}
     for op in pkg.ops:
         problem = _op_problem(op)
         op_type = getattr(getattr(op, "opdef", None), "type", "?")
         file = getattr(op, "file", pkg.file)
         if problem:
-            raise _fail("EP0901", name, file, str(op_type), problem)
+            raise _invalid(name, file, str(op_type), problem)
         owner = ("the built-in ops" if op_type in builtins
                  else f"package {_ops[op_type].package}" if op_type in _ops
                  else f"package {name} ({types[op_type].file})" if op_type in types else "")
@@ -294,14 +295,14 @@ def _check_package(pkg, where: str, builtins: frozenset, check_kernel) -> list:
             try:
                 c_source = _read_c_source(op)
             except OSError as exc:
-                raise _fail("EP0903", name, file, op_type, f"cannot read its C source: "
+                raise _kernel_error(name, file, op_type, f"cannot read its C source: "
                             f"{exc.strerror or exc}") from None
         types[op_type] = LoadedOp(name, pkg.version, file, op, c_source)
     for m in pkg.mappings:
         problem = _mapping_problem(m, {t: lo.op.opdef for t, lo in types.items()})
         op_type = getattr(m, "op_type", "?")
         if problem:
-            raise _fail("EP0901", name, pkg.file, str(op_type), problem)
+            raise _invalid(name, pkg.file, str(op_type), problem)
         if m.op_type not in types and registry.get(m.op_type) is None:
             raise GeError("EP0904", {"package": name, "file": pkg.file, "mapping":
                                      f"{m.framework} {m.op}", "optype": m.op_type})
@@ -315,7 +316,7 @@ def _check_package(pkg, where: str, builtins: frozenset, check_kernel) -> list:
             if lo.c_source:
                 reason = check_kernel(lo)
                 if reason:
-                    raise _fail("EP0903", name, lo.file, lo.op.opdef.type, reason)
+                    raise _kernel_error(name, lo.file, lo.op.opdef.type, reason)
     return list(types.values())
 
 

@@ -7,7 +7,7 @@
     outputs = session.infer([x])                  # list of numpy arrays, in output order
     session.summary().as_dict()                   # latency of every infer() so far
 
-`device_id` is accepted for ais_bench's signature; there is one device, this host.  A session
+`device_id` is ais_bench's argument: 0 is the one device (this host), others are EP0002.  A session
 wraps one ge.runtime.Model: one thread at a time.  See docs/runtime.md, "Python API".
 """
 from __future__ import annotations
@@ -15,6 +15,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from typing import Union
+
+from ge.errors import GeError
 
 from .bench import LatencySummary, summarize
 from .model import Model, load
@@ -51,6 +53,9 @@ class InferSession:
         if isinstance(om_path, int) and isinstance(device_id, str):   # ais_bench's order
             om_path, device_id = device_id, om_path
         self.device_id = int(device_id)
+        if self.device_id != 0:
+            raise GeError("EP0002", {"feature": f"device_id={device_id}", "reason": "the "
+                                     "host runtime has one device, the host (device 0)"})
         self.loop = max(int(loop), 1)
         self.model: Model = load(om_path)
         self._times: list = []
@@ -64,6 +69,9 @@ class InferSession:
     def infer(self, feeds, mode: str = "static") -> list:
         """Run the model on `feeds` (a list in input order, or a dict by input name) `loop`
         times; returns the last run's outputs.  `mode` is ais_bench's; only static shapes."""
+        if mode != "static":
+            raise GeError("EP0002", {"feature": f"infer mode {mode!r}", "reason": "the host "
+                                     "runtime runs static shapes only"})
         outputs = None
         for _ in range(self.loop):
             start = time.perf_counter()

@@ -145,3 +145,15 @@ def test_infer_session_matches_the_model(tiny_om):
         assert session.summary().stats.count == 1
         session.reset_summaryinfo()
         assert session.summary().exec_time_list == []
+
+
+def test_infer_session_refuses_what_the_host_cannot_do(tiny_om):
+    from ge.errors import GeError
+    from ge.runtime import InferSession
+    with pytest.raises(GeError) as err:
+        InferSession(tiny_om, device_id=1)
+    assert err.value.code == "EP0002" and "device_id=1" in err.value.message
+    with InferSession(tiny_om) as session, pytest.raises(GeError) as err:
+        session.infer([np.zeros(d.shape, d.datatype) for d in session.get_inputs()],
+                      mode="dymshape")
+    assert err.value.code == "EP0002" and "'dymshape'" in err.value.message
