@@ -4,7 +4,10 @@
 
 Writes --sets input files, runs `python3 -m ge.runtime --input DIR --warmup_count W --profiler
 --summary ...` as a user does (a child process), and onnxruntime (one thread, enable_profiling)
-over the same files after the same warm-up.  Our ops are folded back onto ONNX op types
+over the same files after the same warm-up.  The comparison is with onnxruntime's basic
+optimizations (constant folding, Conv+BatchNorm folded as our ConvBatchNormFusionPass does);
+its full optimizations (FusedConv = Conv+Add+Relu, NCHWc layout with ReorderOutput nodes) are
+printed for reference.  Our ops are folded back onto ONNX op types
 through `_datadump_original_op_names` (an op counts for the ONNX type of the first node it
 stands for), so both top-5 tables are in ONNX op types.  Prints both tables, whether the top-5
 sets agree, and the mean latency ratio ours / onnxruntime (a baseline measured in the same run).
@@ -54,14 +57,19 @@ def _ours(om: str, onnx_model, dirs: list, warmup: int, tmp: str) -> tuple:
     return table, doc["latency_ms"]["mean"]
 
 
-def _onnxruntime(onnx_model, feeds_list: list, warmup: int, tmp: str) -> tuple:
+def _session(onnx_model, profile_prefix: str = "", level: str = "ORT_ENABLE_ALL"):
     import onnxruntime as ort
     so = ort.SessionOptions()
     so.intra_op_num_threads = so.inter_op_num_threads = 1
-    so.enable_profiling = True
-    so.profile_file_prefix = os.path.join(tmp, "ort")
-    sess = ort.InferenceSession(onnx_model.SerializeToString(), so,
+    so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
+    if profile_prefix:
+        so.enable_profiling = True
+        so.profile_file_prefix = profile_prefix
+    return ort.InferenceSession(onnx_model.SerializeToString(), so,
                                 providers=["CPUExecutionProvider"])
+
+
+def _run_all(sess, feeds_list: list, warmup: int) -> list:
     for _ in range(warmup):
         sess.run(None, feeds_list[0])
     times = []
@@ -69,6 +77,15 @@ def _onnxruntime(onnx_model, feeds_list: list, warmup: int, tmp: str) -> tuple:
         start = time.perf_counter()
         sess.run(None, feeds)
         times.append((time.perf_counter() - start) * 1000)
+    return times
+
+
+def _onnxruntime_profile(onnx_model, feeds_list: list, warmup: int, prefix: str,
+                         level: str) -> dict:
+    """Mean ms per inference and ONNX op type from onnxruntime's profiler trace (a fused node
+    counts for the type onnxruntime reports, e.g. FusedConv)."""
+    sess = _session(onnx_model, prefix, level)
+    _run_all(sess, feeds_list, warmup)
     trace = json.load(open(sess.end_profiling()))
     node_type = {n.name: n.op_type for n in onnx_model.graph.node}
     table: dict = {}
@@ -79,7 +96,7 @@ def _onnxruntime(onnx_model, feeds_list: list, warmup: int, tmp: str) -> tuple:
         op_type = event.get("args", {}).get("op_name") or node_type.get(
             event["name"][:-len("_kernel_time")], "?")
         table[op_type] = table.get(op_type, 0.0) + event["dur"] / 1000.0 / runs
-    return table, float(np.mean(times))
+    return table
 
 
 def main() -> int:
@@ -109,14 +126,21 @@ def main() -> int:
                 np.save(os.path.join(d, f"{i:04d}.npy"), value)
                 feeds_list[i][spec.name] = value
         ours, ours_ms = _ours(om, model, dirs, args.warmup, tmp)
-        ref, ort_ms = _onnxruntime(model, feeds_list, args.warmup, tmp)
+        ref = _onnxruntime_profile(model, feeds_list, args.warmup, os.path.join(tmp, "basic"),
+                                   "ORT_ENABLE_BASIC")
+        fused = _onnxruntime_profile(model, feeds_list, args.warmup, os.path.join(tmp, "all"),
+                                     "ORT_ENABLE_ALL")
+        ort_ms = float(np.mean(_run_all(_session(model), feeds_list, args.warmup)))
     print(f"{args.model} ({args.size}), {args.sets} input sets, {args.warmup} warm-up runs")
-    for title, table in (("ours (--profiler)", ours), ("onnxruntime (enable_profiling)", ref)):
+    for title, table in (("ours (--profiler)", ours),
+                         ("onnxruntime (enable_profiling, ORT_ENABLE_BASIC)", ref),
+                         ("onnxruntime (enable_profiling, ORT_ENABLE_ALL)", fused)):
         print(f"top 5 op types, {title}:")
         for op_type, ms, share in _top(table):
             print(f"  {op_type:<24}{ms:>10.3f} ms{share:>8.1%}")
     same = {t for t, *_ in _top(ours)} == {t for t, *_ in _top(ref)}
-    print(f"same op types in the top 5: {'yes' if same else 'no'}")
+    print(f"same op types in the top 5 (ours / onnxruntime ORT_ENABLE_BASIC): "
+          f"{'yes' if same else 'no'}")
     print(f"mean latency: ours {ours_ms:.3f} ms, onnxruntime {ort_ms:.3f} ms, "
           f"ratio {ours_ms / ort_ms:.2f}")
     return 0
