@@ -164,7 +164,8 @@ CODES: tuple[Code, ...] = (
     Code("E11009", "Not_Supported_Operator",
          "No Caffe parser is registered for Op {opname} with Op type {optype}.",
          solution="Replace the layer, or map its type with --op_name_map to a supported one.",
-         detail="Unsupported layers (all of them): {layers}."),
+         detail="Unsupported layers (all of them): {layers}.\nTo add an operator yourself, "
+                "write a custom operator package: see docs/custom-ops.md."),
     Code("E11012", "Invalid_Argument_Caffe_Model_Data",
          "Unknown bottom blob {bottom_blob} at layer {layer}. The bottom blob is indexed "
          "{bottom_index}.", solution="Make every bottom the top of an earlier layer or input."),
