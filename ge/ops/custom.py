@@ -15,6 +15,7 @@ compiler passes to `ensure_loaded`.  Parsers read mappings through `find_mapping
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -162,12 +163,15 @@ def _path_entries() -> list:
     return [os.path.realpath(p.strip()) for p in raw.split(os.pathsep) if p.strip()]
 
 
-def _entry_points() -> list:
+@functools.lru_cache(maxsize=1)
+def _entry_points() -> tuple:
+    """Enumerated once per process (as the pass plugins' entry points): scanning every
+    installed distribution costs ~10 ms, too much for each OM the runtime loads."""
     from importlib.metadata import entry_points
     eps = entry_points()
     group = eps.select(group=ENTRY_POINT_GROUP) if hasattr(eps, "select") \
         else eps.get(ENTRY_POINT_GROUP, [])
-    return sorted(group, key=lambda e: (e.name, e.value))
+    return tuple(sorted(group, key=lambda e: (e.name, e.value)))
 
 
 def _import_dir(path: str):
