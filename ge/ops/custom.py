@@ -228,6 +228,8 @@ def _op_problem(op) -> str:
         (callable(getattr(d, "infer", None)), "it has no shape inference (OpDef.infer)"),
         (callable(getattr(d, "kernel", None)),
          "it has no numpy reference implementation (OpDef.kernel)"),
+        (getattr(d, "role", None) == registry.Role.COMPUTE and not getattr(d, "subgraphs", ()),
+         "a custom op computes its outputs from its inputs (role COMPUTE, no subgraphs)"),
     )
     for ok, problem in checks:
         if not ok:
@@ -262,6 +264,9 @@ def _mapping_problem(m, op_types: dict) -> str:
         return f"framework {m.framework!r} is not one of {', '.join(FRAMEWORKS)}"
     if m.framework == "onnx" and (m.op.count("::") != 1 or not all(m.op.split("::"))):
         return f"an ONNX op is written domain::OpType, not {m.op!r}"
+    if not (isinstance(m.opsets, tuple) and len(m.opsets) == 2 and all(
+            v is None or (isinstance(v, int) and v >= 1) for v in m.opsets)):
+        return f"opsets must be (first, last), each an opset number or None, not {m.opsets!r}"
     if not (callable(m.attrs) or isinstance(m.attrs, Mapping)):
         return "attrs must be a mapping {IR attribute: framework attribute} or a function"
     opdef = op_types.get(m.op_type) or registry.get(m.op_type)

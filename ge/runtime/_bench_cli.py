@@ -5,6 +5,7 @@ bar on a terminal.  Returns the report text; the entry point prints it."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -23,7 +24,6 @@ PROGRESS_MIN_RUNS = 100     # fewer timed runs than this show no bar
 
 
 def wants_bench(args: dict, entries: list) -> bool:
-    import os
     return (any(os.path.isdir(e) for e in entries) or args["warmup_count"] is not None
             or bool(args["summary"]) or args["profiler"])
 
@@ -78,9 +78,11 @@ def run_bench(model, args: dict, entries: list, fmt: str) -> list:
     from ._io import read_input, write_outputs
     sets = input_sets(entries, len(model.inputs))
     warmup = DEFAULT_WARMUP if args["warmup_count"] is None else args["warmup_count"]
-    if not 0 <= warmup <= 1_000_000:
-        raise GeError("E10001", {"value": warmup, "parameter": "--warmup_count",
-                                 "reason": "it must be between 0 and 1000000"})
+    for name, value in (("warmup_count", warmup), ("profiler_top", args["profiler_top"])):
+        low = 1 if name == "profiler_top" else 0
+        if not low <= value <= 1_000_000:
+            raise GeError("E10001", {"value": value, "parameter": f"--{name}",
+                                     "reason": f"it must be between {low} and 1000000"})
 
     def feeds_of(i: int) -> list:
         files = sets[i].files

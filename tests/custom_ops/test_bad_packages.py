@@ -40,6 +40,10 @@ CASES = {
         GE_OP_PACKAGE = CustomPackage("{name}", "1", mappings=(
             FrameworkMapping("onnx", "com.test::Nothing", "NoSuchOp"),))
         """, {}, "EP0904", "Mapping onnx com.test::Nothing of custom operator package", "NoSuchOp"),
+    "bad opset range": ("""
+        GE_OP_PACKAGE = CustomPackage("{name}", "1", mappings=(
+            FrameworkMapping("onnx", "com.test::Relu2", "Relu", opsets=(0, "x")),))
+        """, {}, "EP0901", "opsets must be (first, last)", "Relu"),
     "raises on import": ("""
         raise RuntimeError("broken on purpose")
         """, {}, "EP0900", "Reason: RuntimeError: broken on purpose.", ""),
@@ -101,3 +105,27 @@ def test_a_good_kernel_compiles_at_load(tmp_path, monkeypatch):
         """, files={"tripler.c": GOOD_KERNEL})
     monkeypatch.setenv("ASCEND_CUSTOM_OPP_PATH", str(pkg))
     assert load_custom_ops() == {"ok_pkg": "1"}
+
+
+def test_attribute_conversion_that_raises_names_the_node(atc_main, tmp_path):
+    """A mapping onto a built-in op whose attribute conversion raises: the parser's coded
+    error for that node, not an internal error."""
+    import onnx
+    from onnx import TensorProto, helper
+    pkg = write_package(tmp_path, "boom_pkg", """
+        GE_OP_PACKAGE = CustomPackage("{name}", "1", mappings=(
+            FrameworkMapping("onnx", "com.test::Boom", "Relu", attrs=lambda a: 1 / 0),))
+        """)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])
+    graph = helper.make_graph([helper.make_node("Boom", ["x"], ["y"], name="boom",
+                                                domain="com.test")], "g", [x], [y])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
+                                                      helper.make_opsetid("com.test", 1)]),
+              tmp_path / "boom.onnx")
+    run = atc_main("--framework=5", f"--model={tmp_path / 'boom.onnx'}", "--output=boom", *ARGS,
+                   cwd=tmp_path, env={"ASCEND_CUSTOM_OPP_PATH": str(pkg)})
+    assert run.rc == 255 and "E19999" not in run.text and "Traceback" not in run.text
+    assert ("the attribute conversion of its custom operator package raised "
+            "ZeroDivisionError: division by zero") in run.stdout
+    assert "boom" in run.stdout and not (tmp_path / "boom.om").exists()

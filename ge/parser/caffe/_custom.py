@@ -11,6 +11,7 @@ from typing import Optional
 
 from ge.ops import custom
 
+from ..onnx._custom import converted_attrs
 from ._mappings import BY_TYPE, CaffeLayer
 
 __all__ = ["row_for", "layer_attrs"]
@@ -29,7 +30,7 @@ def layer_attrs(layer) -> dict:
 
 def _converter(mapping):
     def convert(ctx) -> list:
-        attrs = custom.convert_attrs(mapping, layer_attrs(ctx.layer))
+        attrs = converted_attrs(mapping, layer_attrs(ctx.layer))
         return ctx.one(mapping.op_type, list(ctx.ins), attrs,
                        num_outputs=max(1, len(ctx.layer.top)))
     convert.__name__ = f"custom_{mapping.op_type}"

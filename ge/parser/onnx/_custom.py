@@ -11,15 +11,25 @@ from typing import Optional
 
 from ge.ops import custom
 
-from ._context import NodeCtx
+from ._context import NodeCtx, refuse
 
-__all__ = ["custom_row"]
+__all__ = ["custom_row", "converted_attrs"]
+
+
+def converted_attrs(mapping, framework_attrs: dict) -> dict:
+    """The mapping's attribute conversion; a conversion that raises is the node's conversion
+    error (refuse: the parser's code naming the node), not an internal error."""
+    try:
+        return custom.convert_attrs(mapping, framework_attrs)
+    except Exception as exc:  # user code of a package
+        refuse(f"the attribute conversion of its custom operator package raised "
+               f"{type(exc).__name__}: {exc}")
 
 
 def _converter(mapping):
     def convert(ctx: NodeCtx) -> list:
         attrs = {a.name: ctx.attr(a.name) for a in ctx.proto.attribute}
-        return ctx.one(mapping.op_type, ctx.ins, custom.convert_attrs(mapping, attrs),
+        return ctx.one(mapping.op_type, ctx.ins, converted_attrs(mapping, attrs),
                        num_outputs=max(1, len(ctx.proto.output)))
     convert.__name__ = f"custom_{mapping.op_type}"
     return convert
