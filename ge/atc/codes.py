@@ -176,7 +176,8 @@ CODES: tuple[Code, ...] = (
     Code("E11009", "Not_Supported_Operator",
          "No Caffe parser is registered for Op {opname} with Op type {optype}.",
          solution="Replace the layer, or map its type with --op_name_map to a supported one.",
-         detail="Unsupported layers (all of them): {layers}."),
+         detail="Unsupported layers (all of them): {layers}.\nTo add an operator yourself, "
+                "write a custom operator package: see docs/custom-ops.md."),
     Code("E11012", "Invalid_Argument_Caffe_Model_Data",
          "Unknown bottom blob {bottom_blob} at layer {layer}. The bottom blob is indexed "
          "{bottom_index}.", solution="Make every bottom the top of an earlier layer or input."),
@@ -229,7 +230,8 @@ CODES: tuple[Code, ...] = (
     Code("E13010", "Invalid_Model_Operator_Not_Supported",
          "No operator plugin is registered for Op: {opname}, optype: {optype}.",
          solution="Replace the operator, or use an opset this implementation supports.",
-         detail="Unsupported operators (all of them): {nodes}. {opsets}"),
+         detail="Unsupported operators (all of them): {nodes}.{opsets}\nTo add an operator "
+                "yourself, write a custom operator package: see docs/custom-ops.md."),
     Code("E13014", "Invalid_Argument",
          "Value {value} of parameter {parameter} for Op {opname} is invalid. Reason: {reason}.",
          solution="Correct the op's description in the op list (for dynamic AIPP: give the "
@@ -358,6 +360,37 @@ CODES: tuple[Code, ...] = (
                "error follows.",
          solution="Fix or remove the ops named, then run the list again.", ours=True,
          detail="{reasons}"),
+    # ---- custom operator packages (docs/custom-ops.md) -----------------------------------
+    Code("EP0900", "Custom_Op_Package_Load_Error",
+         "Failed to load custom operator package {package} ({file}). Reason: {reason}.",
+         solution="Fix the package or remove it from ASCEND_CUSTOM_OPP_PATH (or uninstall it); "
+                  "see docs/custom-ops.md.", ours=True),
+    Code("EP0901", "Custom_Op_Package_Invalid",
+         "Op {optype} of custom operator package {package} ({file}) is invalid: {reason}.",
+         solution="Complete the declaration as docs/custom-ops.md describes.", ours=True),
+    Code("EP0902", "Custom_Op_Package_Clash",
+         "Op {optype} of custom operator package {package} ({file}) is already defined by "
+         "{other}.",
+         solution="Rename the op, or keep one of the packages (the first in "
+                  "ASCEND_CUSTOM_OPP_PATH order keeps it).", ours=True),
+    Code("EP0903", "Custom_Op_Kernel_Error",
+         "The C kernel of op {optype} of custom operator package {package} ({file}) does not "
+         "compile: {reason}.",
+         solution="Fix the kernel source; docs/kernel-abi.md gives the ABI and "
+                  "docs/custom-ops.md the GE_* macros.", ours=True),
+    Code("EP0904", "Custom_Op_Mapping_Error",
+         "Mapping {mapping} of custom operator package {package} ({file}) names op {optype}, "
+         "which is neither a built-in op nor defined by a package.",
+         solution="Declare the op in the package or correct the mapping's op_type.",
+         ours=True),
+    Code("EP0905", "Custom_Op_Package_Missing",
+         "The model uses op {optype} of custom operator package {package} {version}, which is "
+         "not installed.",
+         solution="Install the package or add its directory to ASCEND_CUSTOM_OPP_PATH.",
+         ours=True),
+    Code("EP0906", "Custom_Op_Dtype_Error",
+         "Input {input} of op {opname} ({optype}) has dtype {dtype}; the op allows {allowed}.",
+         solution="Cast the input, or extend the op's Port dtypes in its package.", ours=True),
     # ---- warnings ------------------------------------------------------------------------
     Code("WP0001", "Option_Without_Effect",
          "Option --{parameter}={value} is accepted but has no effect in this implementation "
@@ -406,6 +439,9 @@ CODES: tuple[Code, ...] = (
          "Model {file} carries no integrity checksum (its header's checksum area is zero, as "
          "in CANN's OMs and ours before the checksum existed); it is read unverified.",
          ours=True),
+    Code("WP0900", "Custom_Op_Package_Shadowed",
+         "Custom operator package {package} at {file} is not loaded: a package of that name "
+         "was loaded first from {other}.", ours=True),
 )
 
 _BY_CODE = {entry.code: entry for entry in CODES}     # unique codes: test_matrix_codes.py

@@ -169,6 +169,11 @@ def run_onnxruntime(model, feeds: dict, all_tensors: bool = False) -> dict:
     so.log_severity_level = 3
     if all_tensors:
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    from ._custom_ref import custom_nodes, run_node_by_node
+    if custom_nodes(model):         # ops of custom operator packages: their numpy reference
+        values = run_node_by_node(model, feeds, so)
+        names = [o.name for o in model.graph.output] if not all_tensors else list(values)
+        return {n: values[n] for n in names if n in values}
     sess = ort.InferenceSession(model.SerializeToString(), so,
                                 providers=["CPUExecutionProvider"])
     names = [o.name for o in sess.get_outputs()]
