@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ge.ops import custom
+from ge.proto.schema import is_repeated
 
 from ..onnx._custom import converted_attrs
 from ._mappings import BY_TYPE, CaffeLayer
@@ -24,7 +25,7 @@ def layer_attrs(layer) -> dict:
         if not field.name.endswith("_param") or not hasattr(value, "ListFields"):
             continue
         for inner, item in value.ListFields():
-            out[inner.name] = list(item) if inner.label == inner.LABEL_REPEATED else item
+            out[inner.name] = list(item) if is_repeated(inner) else item
     return out
 
 

@@ -17,6 +17,7 @@ import os
 from ge.graph import Graph
 
 from ._build import build_graph, default_outputs
+from ._custom import row_for
 from ._mappings import BUILDER_OPS, MAPPINGS, ROWS, VARIABLE_OPS, TfOp
 from ._model import load_graph_bytes, read_model_file
 from ._options import read_options
@@ -51,4 +52,5 @@ def parse_tensorflow_bytes(data: bytes, options: dict | None = None, text: bool 
 def is_supported(op_type: str) -> bool:
     """Whether the parser converts this TensorFlow op type (the mode-3 pre-check's question;
     variables count as unsupported: the graph must be frozen)."""
-    return (op_type in ROWS or op_type in BUILDER_OPS) and op_type not in VARIABLE_OPS
+    return (row_for(op_type) is not None or op_type in BUILDER_OPS) and \
+        op_type not in VARIABLE_OPS

@@ -22,7 +22,8 @@ from ge.ops.registry import Role
 from ge.parser._emit import make_tensor, port_names
 
 from ._context import ConvertError, TfCtx, decode_attr
-from ._mappings import BUILDER_OPS, PASS_THROUGH, ROWS, VARIABLE_OPS
+from ._custom import row_for
+from ._mappings import BUILDER_OPS, PASS_THROUGH, VARIABLE_OPS
 from ._model import ge_dtype, invalid_model, tensor_to_array
 from ._control import (BUILDER_OUTPUTS, DEAD, PENDING, Body, control_flow_error, convert_if,
                        convert_while, find_frames, split_ref, unroll_frame, v1_cond_outputs)
@@ -72,7 +73,8 @@ class _Builder:
     def outputs_of(self, name: str) -> tuple:
         """Output arg names of a node's op (function bodies name edges node:arg:index)."""
         op = self.op_of(name)
-        return BUILDER_OUTPUTS.get(op) or (ROWS[op].outputs if op in ROWS else ("output",))
+        row = row_for(op)
+        return BUILDER_OUTPUTS.get(op) or (row.outputs if row is not None else ("output",))
 
     def nested(self, body: Body, graph: Graph, prefix: str,
                arg_edges: Optional[list] = None) -> "_Builder":
@@ -154,7 +156,7 @@ class _Builder:
         if variables:
             raise GeError("EP0502", {"nodes": ", ".join(f"{self.full_name(n.name)} ({n.op})"
                                                         for n in variables[:10])})
-        unsupported = [n for n in nodes if n.op not in ROWS and n.op not in BUILDER_OPS]
+        unsupported = [n for n in nodes if row_for(n.op) is None and n.op not in BUILDER_OPS]
         if unsupported:
             first = unsupported[0]
             raise GeError("E13010", {"opname": self.full_name(first.name), "optype": first.op,
@@ -316,7 +318,7 @@ class _Builder:
     def convert_mapped(self, node, name: str, ins: list) -> list:
         ctx = self.new_ctx(node, name, ins)
         try:
-            outs = ROWS[node.op].convert(ctx)
+            outs = row_for(node.op).convert(ctx)
         except ConvertError as exc:
             raise GeError("E11010", {"opname": name, "optype": node.op,
                                      "reason": str(exc)}) from None

@@ -41,7 +41,7 @@ GE_OP_PACKAGE = CustomPackage(
     mappings=(
         FrameworkMapping("onnx", "com.example::Swish", "Swish", opsets=(1, None),
                          attrs={"alpha": "alpha"}),
-        # read by the TensorFlow and Caffe parsers once they exist (docs/custom-ops.md)
+        # read by the TensorFlow and Caffe parsers (docs/custom-ops.md)
         FrameworkMapping("tensorflow", "Swish", "Swish", attrs={"alpha": "alpha"}),
         FrameworkMapping("caffe", "Swish", "Swish",
                          attrs=lambda layer: {"alpha": float(layer.get("beta", 1.0))}),
