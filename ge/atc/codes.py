@@ -188,6 +188,13 @@ CODES: tuple[Code, ...] = (
     Code("EP0115", "Kernel_Cache_Check_Failed", "Kernel cache {path} failed the check: {reason}.",
          solution="Run python3 -m ge.compiler.cache verify --fix to remove bad entries; fix "
                   "the permissions of what cannot be read.", ours=True),
+    Code("EP0150", "Shape_Value_Unknown",
+         "Op {opname} ({optype}) needs the value of its input {input} at compile time to infer "
+         "its output shape, but that value stayed unknown: it comes from {source}",
+         cause="Only values computable when the model is compiled (constants, the shapes of "
+               "statically shaped tensors and shape arithmetic on them) can be folded.",
+         solution="Give every graph input static dims with --input_shape, or make the value a "
+                  "constant in the model.", ours=True),
     Code("EP0301", "Om_Write_Error", "Cannot build the OM. Reason: {reason}.", ours=True),
     Code("EP0401", "Runtime_Target_Mismatch",
          "The OM {file} was not built for this host ({host}): {reason}.",

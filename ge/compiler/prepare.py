@@ -13,6 +13,7 @@ from ge.errors import GeError
 from ge.graph import Graph, Node
 from ge.graph.types import from_numpy_dtype, to_numpy_dtype
 
+from .branches import inline_constant_ifs, push_constants, subgraphs_of
 from .formats import insert_layout_transposes
 from .graph_utils import CONST_TYPES, bypass, const_value, make_const, remove_dead_nodes
 
@@ -31,18 +32,18 @@ EXPAND_FOLD_BYTES, EXPAND_FOLD_RATIO = 64 << 10, 4
 # Values known at compile time are carried through inference (Shape of a static tensor and the
 # small shape arithmetic after it) so that ops reading a shape input infer; only this small.
 VALUE_LIMIT_ELEMENTS = 1024
+# Folding, pushing constants into subgraphs and inlining Ifs feed one another (a folded
+# condition inlines a branch whose shape arithmetic then folds): repeated until nothing
+# changes, at most this many rounds.
+PREPARE_ROUNDS = 8
 
 
-def _subgraphs_of(graph: Graph, node: Node) -> list[Graph]:
-    return [graph.get_subgraph(name) for name in node.subgraphs.values()
-            if graph.get_subgraph(name) is not None]
-
-
-def infer_shapes(graph: Graph) -> None:
+def infer_shapes(graph: Graph, known: dict | None = None) -> None:
     """Infer output descs of every node in topological order, subgraphs included.  Small
     values computable at compile time (see `_infer_value`) feed the inference of their
-    consumers; the graph itself is not changed (folding is `fold_constants`)."""
-    values: dict = {}
+    consumers, inside subgraphs too (`known`: the values of a subgraph's Data nodes); the
+    graph itself is not changed (folding is `fold_constants`)."""
+    values: dict = dict(known or {})
     for node in graph.topo_order():
         if node.type == "Data":
             _sync_data(graph, node)
@@ -54,9 +55,9 @@ def infer_shapes(graph: Graph) -> None:
         for i, edge in enumerate(node.inputs()):
             if edge is not None:
                 node.update_input_desc(i, edge[0].out_desc(edge[1]))
-        for sub in _subgraphs_of(graph, node):
+        for sub in subgraphs_of(graph, node):
             _bind_subgraph_inputs(node, sub)
-            infer_shapes(sub)
+            infer_shapes(sub, _subgraph_values(node, sub, values))
         if node.type != "NetOutput":
             ops.infer_node(node, values)
             _infer_value(node, opdef, values)
@@ -77,10 +78,8 @@ def _infer_value(node: Node, opdef, values: dict) -> None:
         if edge is None:
             inputs.append(None)
             continue
-        value = values.get((edge[0].name, edge[1]))
-        if value is None and edge[1] == 0:
-            value = const_value(edge[0])
-        if value is None or value.size > VALUE_LIMIT_ELEMENTS:
+        value = _known_value(edge, values)
+        if value is None:
             return
         inputs.append(value)
     if not any(v is not None for v in inputs):
@@ -94,6 +93,26 @@ def _infer_value(node: Node, opdef, values: dict) -> None:
         arr = np.asarray(out)
         if arr.size <= VALUE_LIMIT_ELEMENTS:
             values[(node.name, idx)] = arr
+
+
+def _known_value(edge, values: dict):
+    """The small compile-time value of a producer output, else None."""
+    value = values.get((edge[0].name, edge[1]))
+    if value is None and edge[1] == 0:
+        value = const_value(edge[0])
+    return None if value is None or value.size > VALUE_LIMIT_ELEMENTS else value
+
+
+def _subgraph_values(parent: Node, sub: Graph, values: dict) -> dict:
+    """The known values of the subgraph's Data nodes: those of the parent inputs they read."""
+    known = {}
+    for data in sub.data_nodes():
+        idx = data.attr(ATTR_PARENT_INDEX)
+        edge = parent.input(idx) if idx is not None and idx < parent.num_inputs else None
+        value = None if edge is None else _known_value(edge, values)
+        if value is not None:
+            known[(data.name, 0)] = value
+    return known
 
 
 def static_shape_value(node: Node):
@@ -204,19 +223,25 @@ def switched_off(options: dict | None, key: str) -> bool:
 
 def prepare(graph: Graph, options: dict | None = None) -> None:
     """Every model needs this: shapes, folding (light models build weights with
-    ConstantOfShape), no-op removal, dead code."""
+    ConstantOfShape; shape arithmetic, inside subgraphs too), If with a constant condition
+    replaced by its branch, no-op removal, dead code."""
     fold = not switched_off(options, "ge.oo.constantFolding")
     dce = not switched_off(options, "ge.oo.deadCodeElimination")
     for g in [graph] + graph.get_all_subgraphs():
         remove_bypass_ops(g)
         insert_layout_transposes(g)
     infer_shapes(graph)
-    changed = 0
-    for g in [graph] + graph.get_all_subgraphs():
-        changed += fold_constants(g, dce) if fold else 0
-        changed += remove_dead_nodes(g) if dce else 0
-    if changed:  # folding replaces nodes by Consts: their consumers see new producers
-        infer_shapes(graph)
+    for _ in range(PREPARE_ROUNDS):
+        changed = 0
+        for g in [graph] + graph.get_all_subgraphs():
+            if g is not graph and graph.get_subgraph(g.name) is not g:
+                continue  # removed this round with the If it belonged to
+            if fold:
+                changed += fold_constants(g, dce) + push_constants(g) + inline_constant_ifs(g)
+            changed += remove_dead_nodes(g) if dce else 0
+        if not changed:
+            break
+        infer_shapes(graph)  # new Consts and inlined branches: their consumers infer again
     resolve_attrs(graph)
 
 

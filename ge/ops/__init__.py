@@ -104,9 +104,17 @@ def resolved_attrs(opdef: OpDef, node) -> dict:
     return out
 
 
-def _info_from_desc(desc, value=None) -> TensorInfo:
+def _info_from_desc(desc, value=None, source: str = "") -> TensorInfo:
     shape = list(desc.shape)
-    return TensorInfo(None if shape == UNKNOWN_RANK else tuple(shape), desc.data_type, value)
+    return TensorInfo(None if shape == UNKNOWN_RANK else tuple(shape), desc.data_type, value,
+                      source)
+
+
+def _source_of(src, idx: int) -> str:
+    """Where an input comes from, as an error names it."""
+    if src.type == "Data":
+        return f"input {src.name} of graph {src.graph.name if src.graph else ''}".rstrip()
+    return f"output {idx} of op {src.name} ({src.type})"
 
 
 def _const_value(src, idx: int, const_values: Optional[Mapping]):
@@ -135,7 +143,8 @@ def infer_ctx(node, const_values: Optional[Mapping] = None, opdef: Optional[OpDe
             ins.append(_info_from_desc(node.in_desc(i)) if required else None)
             continue
         src, idx = edge
-        ins.append(_info_from_desc(src.out_desc(idx), _const_value(src, idx, const_values)))
+        ins.append(_info_from_desc(src.out_desc(idx), _const_value(src, idx, const_values),
+                                   _source_of(src, idx)))
     return InferCtx(ins=ins, attrs=resolved_attrs(opdef, node), num_outputs=node.num_outputs,
                     op_name=node.name, op_type=node.type)
 

@@ -44,10 +44,12 @@ class AttrSpec:
 
 @dataclass(frozen=True)
 class TensorInfo:
-    """What inference sees of one input: shape (None = unknown), dtype, constant value or None."""
+    """What inference sees of one input: shape (None = unknown), dtype, constant value or None,
+    and where it comes from (for errors: the producer output, or a graph input)."""
     shape: Optional[tuple]
     dtype: DataType
     value: Optional[np.ndarray] = None
+    source: str = ""
 
 
 @dataclass(frozen=True)

@@ -234,6 +234,20 @@ register(OpDef("Shape", inputs=(Port("x"),), outputs=(Port("y"),),
                doc="shape of x as a 1-D tensor of `dtype` (a GE DataType value)"))
 
 
+def infer_size_op(ctx):
+    return [((), DT(ctx.attrs["dtype"]))]
+
+
+def kernel_size_op(ins, attrs):
+    return [np.array(ins[0].size, dtype=to_numpy_dtype(DT(attrs["dtype"])))]
+
+
+register(OpDef("Size", inputs=(Port("x"),), outputs=(Port("y"),),
+               attrs=(AttrSpec("dtype", VT.VT_INT, int(DT.DT_INT32)),),
+               infer=infer_size_op, kernel=kernel_size_op, family=FAMILY,
+               doc="number of elements of x as a scalar of `dtype` (a GE DataType value)"))
+
+
 def infer_expand(ctx):
     target = tuple(const_ints(ctx, 1, "shape"))
     return [(broadcast_shapes(ctx, shape_of(ctx, 0), target), dtype_of(ctx, 0))]

@@ -277,6 +277,11 @@ def shape(ctx: NodeCtx) -> list:
     return [(ctx.emit("StridedSliceV2", [y, begin_edge, end_edge], suffix="StridedSliceV2"), 0)]
 
 
+def size(ctx: NodeCtx) -> list:
+    """ONNX Size is int64 (CANN's plugin sets the same dtype)."""
+    return ctx.one("Size", ctx.ins, {"dtype": DT.DT_INT64})
+
+
 def constant_of_shape(ctx: NodeCtx) -> list:
     proto = ctx.attr("value")
     value = np.zeros((), np.float32) if proto is None else \

@@ -135,6 +135,7 @@ MAPPINGS: tuple[OnnxOp, ...] = (
     _row("ReduceMin", _STD, (C, "ReduceMin"), A.reduce("ReduceMin", 18)),
     _row("ArgMax", _STD, (C, "ArgMaxV2", "ExpandDims"), A.arg_max),
     _row("Shape", _STD, ("Shape", C, "StridedSliceV2"), A.shape),
+    _row("Size", _STD, "Size", A.size),
     _row("ConstantOfShape", _STD, (C, "Fill"), A.constant_of_shape),
     _row("Constant", None, C, A.constant),
     _row("Einsum", _STD, "Einsum",
