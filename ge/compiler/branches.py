@@ -4,8 +4,10 @@ arithmetic inside a branch folds like any other; an If whose condition became a 
 replaced by the branch it would run (what GE's CondRemovePass does)."""
 from __future__ import annotations
 
+from ge import ops
 from ge.graph import Graph, Node
 from ge.graph.attr_names import ATTR_PARENT_INDEX
+from ge.ops import Role
 
 from .graph_utils import const_value, input_const, make_const
 
@@ -14,6 +16,8 @@ __all__ = ["push_constants", "inline_constant_ifs", "subgraphs_of"]
 # Constants copied into a subgraph stay this small (shape arithmetic, pads, axes): a weight
 # stays a parent input and is read through the branch's Data node.
 PUSH_LIMIT_ELEMENTS = 1024
+# The branch's own inputs and output: not copied when it is inlined.
+_BOUNDARY_ROLES = (Role.DATA, Role.OUTPUT)
 
 
 def subgraphs_of(graph: Graph, node: Node) -> list[Graph]:
@@ -65,7 +69,7 @@ def _inline(graph: Graph, node: Node, branch: Graph) -> None:
     for inner in branch.topo_order():
         if inner.type == "Data":
             mapped[id(inner)] = node.input(inner.attr(ATTR_PARENT_INDEX))
-        elif inner.type != "NetOutput":
+        elif ops.role_of(inner.type) not in _BOUNDARY_ROLES:
             mapped[id(inner)] = _copy_node(graph, inner)
 
     def edge_of(edge):
@@ -74,14 +78,14 @@ def _inline(graph: Graph, node: Node, branch: Graph) -> None:
 
     for inner in branch.topo_order():
         copy = mapped.get(id(inner))
-        if inner.type in ("Data", "NetOutput"):
+        if ops.role_of(inner.type) in _BOUNDARY_ROLES:
             continue
         for i, edge in enumerate(inner.inputs()):
             if edge is not None:
                 src = edge_of(edge)
                 graph.connect(src[0], src[1], copy, i)
         for ctrl in inner.get_out_control_nodes():
-            if ctrl.type not in ("Data", "NetOutput"):
+            if ops.role_of(ctrl.type) not in _BOUNDARY_ROLES:
                 graph.add_control_edge(copy, mapped[id(ctrl)])
     for j, edge in enumerate(branch.output_node().inputs()):
         if edge is not None:
