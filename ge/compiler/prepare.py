@@ -11,7 +11,7 @@ from ge import ops
 from ge.ops import Role
 from ge.errors import GeError
 from ge.graph import Graph, Node
-from ge.graph.types import from_numpy_dtype, to_numpy_dtype
+from ge.graph.types import from_numpy_dtype
 
 from .branches import inline_constant_ifs, push_constants, subgraphs_of
 from .formats import insert_layout_transposes
@@ -68,8 +68,8 @@ def _infer_value(node: Node, opdef, values: dict) -> None:
     of a tensor with a static shape, or a registry kernel over small constant inputs."""
     if opdef.role in NO_FOLD_ROLES or opdef.kernel is None:
         return
-    if node.type == "Shape":
-        value = static_shape_value(node)
+    if opdef.shape_only:
+        value = static_shape_value(node, opdef)
         if value is not None:
             values[(node.name, 0)] = value
         return
@@ -115,12 +115,14 @@ def _subgraph_values(parent: Node, sub: Graph, values: dict) -> dict:
     return known
 
 
-def static_shape_value(node: Node):
-    """The output of a Shape op whose input has a static shape, else None."""
+def static_shape_value(node: Node, opdef):
+    """The output of a `shape_only` op (Shape, Size) whose input has a static shape, else
+    None: its kernel run on a stand-in of that shape (a broadcast scalar: no memory)."""
     shape = list(node.in_desc(0).shape)
     if any(d < 0 for d in shape):  # unknown dim or unknown rank ([-2])
         return None
-    return np.array(shape, dtype=to_numpy_dtype(node.out_desc(0).data_type))
+    stand_in = np.broadcast_to(np.zeros((), np.float32), shape)
+    return np.asarray(opdef.kernel([stand_in], ops.resolved_attrs(opdef, node))[0])
 
 
 def _sync_data(graph: Graph, node: Node) -> None:
@@ -153,9 +155,9 @@ def fold_constants(graph: Graph, dead_code: bool = True) -> int:
         edges = node.inputs()
         if not any(e is not None for e in edges):
             continue
-        # Shape of a statically shaped tensor folds although its input is computed (the
+        # Shape or Size of a statically shaped tensor folds although its input is computed (the
         # parser's LayerNorm expansion feeds Shape(x) into BroadcastTo).
-        shape_value = static_shape_value(node) if node.type == "Shape" else None
+        shape_value = static_shape_value(node, opdef) if opdef.shape_only else None
         values = [None if e is None else const_value(e[0]) for e in edges]
         if shape_value is None and any(e is not None and v is None
                                        for e, v in zip(edges, values)):

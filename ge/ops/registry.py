@@ -88,6 +88,9 @@ class OpDef:
     kernel_consts: tuple = ()
     # The output only repeats input values (Expand, Tile): folding it may blow up the weights.
     replicates: bool = False
+    # The output depends only on the shape of input 0 (Shape, Size): known at compile time
+    # once that shape is static, whatever computes the values.
+    shape_only: bool = False
     doc: str = ""
     family: str = ""        # defs module the op lives in: structural, matmul, conv, ...
 

@@ -230,7 +230,7 @@ def kernel_shape_op(ins, attrs):
 
 register(OpDef("Shape", inputs=(Port("x"),), outputs=(Port("y"),),
                attrs=(AttrSpec("dtype", VT.VT_INT, int(DT.DT_INT32)),),
-               infer=infer_shape_op, kernel=kernel_shape_op, family=FAMILY,
+               infer=infer_shape_op, kernel=kernel_shape_op, family=FAMILY, shape_only=True,
                doc="shape of x as a 1-D tensor of `dtype` (a GE DataType value)"))
 
 
@@ -244,7 +244,7 @@ def kernel_size_op(ins, attrs):
 
 register(OpDef("Size", inputs=(Port("x"),), outputs=(Port("y"),),
                attrs=(AttrSpec("dtype", VT.VT_INT, int(DT.DT_INT32)),),
-               infer=infer_size_op, kernel=kernel_size_op, family=FAMILY,
+               infer=infer_size_op, kernel=kernel_size_op, family=FAMILY, shape_only=True,
                doc="number of elements of x as a scalar of `dtype` (a GE DataType value)"))
 
 
