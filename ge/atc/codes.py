@@ -190,7 +190,7 @@ CODES: tuple[Code, ...] = (
                   "the permissions of what cannot be read.", ours=True),
     Code("EP0150", "Shape_Value_Unknown",
          "Op {opname} ({optype}) needs the value of its input {input} at compile time to infer "
-         "its output shape, but that value stayed unknown: it comes from {source}",
+         "its output shape, but that value stayed unknown: it comes from {source}.",
          cause="Only values computable when the model is compiled (constants, the shapes of "
                "statically shaped tensors and shape arithmetic on them) can be folded.",
          solution="Give every graph input static dims with --input_shape, or make the value a "
