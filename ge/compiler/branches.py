@@ -100,15 +100,7 @@ def _inline(graph: Graph, node: Node, branch: Graph) -> None:
 
 
 def _copy_node(graph: Graph, inner: Node) -> Node:
-    copy = graph.add_node(inner.type, graph.unique_name(inner.name), [None] * inner.num_inputs,
-                          num_outputs=inner.num_outputs, input_names=inner.input_names,
-                          output_names=inner.output_names)
-    for key, kind, value in inner.attr_items():
-        copy.set_attr_kind(key, kind, value)
-    for i in range(inner.num_outputs):
-        copy.update_output_desc(i, inner.out_desc(i))
-    for i in range(inner.num_inputs):
-        copy.update_input_desc(i, inner.in_desc(i))
+    copy = graph.copy_node(inner, graph.unique_name(inner.name))
     copy.subgraphs = dict(inner.subgraphs)
     for sub in subgraphs_of(graph, inner):   # a nested If now belongs to the parent graph
         sub.parent_graph, sub.parent_node = graph, copy
