@@ -106,6 +106,15 @@ int ge_embedded_main_impl(int argc, const char *const *argv)
         return -1;
     }
     int rc = -1;
+    /* A closed descriptor 0, 1 or 2 is put on /dev/null before the flow opens any file
+     * (ge/stdio.py; pyatc does the same in ge.pyatc before it calls the flow). */
+    PyObject *stdio = PyImport_ImportModule("ge.stdio");
+    if (stdio != NULL) {
+        PyObject *done = PyObject_CallMethod(stdio, "guard_std_fds", NULL);
+        Py_XDECREF(done);
+        Py_DECREF(stdio);
+    }
+    PyErr_Clear();
     PyObject *sys_argv = PySys_GetObject("argv"); /* borrowed; decoded by the interpreter */
     PyObject *list = sys_argv != NULL ? PySequence_List(sys_argv) : NULL;
     if (list != NULL) {

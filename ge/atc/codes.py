@@ -164,15 +164,21 @@ CODES: tuple[Code, ...] = (
                "one end only, a cycle, a required input or a graph output not connected).",
          solution="Send the log file to the maintainers: this is a compiler defect.",
          ours=True),
+    Code("EP0006", "Output_Stream_Error",
+         "Cannot write the requested output to {stream}: {reason}.",
+         solution="Run the command with that stream open on a terminal, a file or a pipe "
+                  "that is read to the end.", ours=True),
     Code("EP0101", "Invalid_Model_Onnx", "The ONNX model {model} is invalid. Reason: {reason}.",
          solution="Check the model with onnx.checker.", ours=True),
     Code("EP0110", "Kernel_Build_Error", "Failed to build kernel {kernel}. Reason: {reason}",
          solution="Install the system C compiler (cc) and the libraries named in the reason.",
          ours=True),
     Code("EP0111", "Unsafe_Cache_Directory",
-         "The kernel cache directory {path} (mode {mode}) is writable by group or others; "
-         "cached kernels are native code, so it is refused.",
-         solution="chmod go-w the directory, or choose another --op_compiler_cache_dir.",
+         "The kernel cache directory {path} is refused: {reason}. Cached kernels are native "
+         "code, so the cache's own directories must be real directories of yours that group "
+         "and others cannot write.",
+         solution="Fix the directory (chmod go-w; replace a symbolic link by the directory it "
+                  "points to), or choose another --op_compiler_cache_dir.",
          ours=True),
     Code("EP0112", "Kernel_Load_Error",
          "Kernel {kernel} of op {opname} failed its integrity or ABI check: {reason}.",
@@ -231,10 +237,12 @@ CODES: tuple[Code, ...] = (
     Code("WP0111", "Invalid_Setting", "{source}={value} is invalid ({allowed}); {fallback}.",
          ours=True),
     Code("WP0112", "Corrupt_Cache_Entry",
-         "Kernel cache entry {entry} is corrupt ({reason}); it is not used, and is recompiled "
-         "and replaced.", ours=True),
+         "Kernel cache entry {entry} is not used ({reason}); {fallback}.", ours=True),
     Code("WP0113", "Kernel_Cache_Fault", "Kernel cache {path}: {reason}; {fallback}.",
          ours=True),
+    Code("WP0114", "Foreign_Cache_File",
+         "{path} in the kernel cache is not an entry or a temporary of ours ({reason}); it is "
+         "left alone.", ours=True),
     Code("WP0301", "Unchecked_Model",
          "Model {file} carries no integrity checksum (its header's checksum area is zero, as "
          "in CANN's OMs and ours before the checksum existed); it is read unverified.",

@@ -15,6 +15,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from ge import stdio
 from .report import clear_progress
 
 __all__ = ["LogSetup", "start_logging", "default_log_path", "LEVELS"]
@@ -85,13 +86,17 @@ class _Quiet:
         pass
 
 
-class _ScreenHandler(_Quiet, logging.StreamHandler):
+class _ScreenHandler(logging.Handler):
     """Log records on stdout; a progress line on the screen is erased first (ge.atc.report).
-    A screen that cannot be written cannot show a warning either: it just stops."""
+    A record the screen cannot take is dropped (ge.stdio): a screen cannot warn about itself."""
 
     def emit(self, record: logging.LogRecord) -> None:
         clear_progress()
-        super().emit(record)
+        try:
+            text = self.format(record)
+        except Exception:
+            return
+        stdio.write("stdout", text + "\n")
 
 
 class _LazyFileHandler(_Quiet, logging.FileHandler):
@@ -123,7 +128,7 @@ def start_logging(level_flag: str, environ=None) -> LogSetup:
     file_handler.setFormatter(formatter)
     setup.handlers.append(file_handler)
     if environ.get("ASCEND_SLOG_PRINT_TO_STDOUT") == "1":
-        screen = _ScreenHandler(sys.stdout)
+        screen = _ScreenHandler()
         screen.setFormatter(formatter)
         setup.handlers.append(screen)
     for handler in setup.handlers:

@@ -14,7 +14,7 @@ from ge import errors as ge_errors
 from .help import help_text, program_name
 from .parse import ParseFailure, parse_args
 from .report import (DOTS_LINE, START_LINE, SUCCESS_LINE, ErrorLog, err, failure_line, out,
-                     render_errors, render_warnings)
+                     product, render_errors, render_warnings, report_line)
 
 __all__ = ["main_impl", "leave_if_threads_linger"]
 
@@ -29,9 +29,9 @@ def _finish(ok: bool, prog: str, log: ErrorLog, state, dots: bool) -> int:
             out(line)
         return 0
     ge_errors.take_warnings()
-    out(failure_line(prog))
+    report_line(failure_line(prog))
     for line in render_errors(log):
-        out(line)
+        report_line(line)
     return -1
 
 
@@ -62,7 +62,11 @@ def _main(argv: list[str], log: ErrorLog, holder: dict) -> int:
     for line in parsed.notices:
         out(line)
     if parsed.help:
-        out(help_text(prog))
+        try:
+            product(help_text(prog))
+        except ge_errors.GeError as lost:           # the help is what was asked for
+            log.add_error(lost)
+            return _finish(False, prog, log, None, dots=False)
         return 0
     from .interrupt import signals_raise      # a real run: everything --help does not need
     from .run import run_parsed

@@ -16,7 +16,7 @@ from ge.fsutil import os_reason, publish
 from .checks import OUTPUT_SUFFIX
 from .options import RunState, build_options
 from .paths import check_input_path, check_output_path
-from .report import out
+from .report import product
 
 __all__ = ["run_mode", "MODE_HANDLERS", "write_text_atomic", "model_info_lines"]
 
@@ -68,8 +68,7 @@ def model_info_lines(info: dict, cmdline: str) -> list[str]:
 def _display_info(state: RunState, om_path: str) -> None:
     from ge.compiler.api import om_info
     info = om_info(om_path)
-    for line in model_info_lines(info, _cmdline(state)):
-        out(line)
+    product("\n".join(model_info_lines(info, _cmdline(state))))
 
 
 def _write_fusion_result(state: RunState, compiled) -> None:

@@ -1,8 +1,9 @@
 """Screen output of the ATC flow: fixed lines, error report, warning report (spec §2, §7.3-4).
 
-The only module of ge.atc that writes to stdout/stderr.  Text is written as UTF-8 with
-`surrogateescape`, so non-UTF-8 bytes of a path given on the command line come back out as the
-same bytes instead of raising.  On a terminal, long work shows one progress line (`kernels
+The only module of ge.atc that writes to stdout/stderr, through ge.stdio: messages that a
+closed, full or reader-less stream cannot take are dropped, the product text (--help, --mode=6)
+is EP0006 when lost.  Text is written as UTF-8 with `surrogateescape`, so non-UTF-8 bytes of a
+path given on the command line come back out as the same bytes instead of raising.  On a terminal, long work shows one progress line (`kernels
 12/47`) rewritten in place with `\r`; every other line erases it first, so it never mixes with
 them, and nothing of it reaches an output that is not a terminal.
 """
@@ -13,11 +14,13 @@ import sys
 import time
 from collections import namedtuple
 
+from ge import stdio
 from ge.errors import GeError, GeWarning
 
 
 __all__ = ["START_LINE", "DOTS_LINE", "SUCCESS_LINE", "failure_line", "Record", "ErrorLog",
-           "render_errors", "render_warnings", "out", "err", "progress", "clear_progress"]
+           "render_errors", "render_warnings", "out", "err", "product", "report_line", "progress",
+           "clear_progress"]
 
 START_LINE = "ATC start working now, please wait for a moment."
 DOTS_LINE = "..."
@@ -34,26 +37,29 @@ def failure_line(prog: str) -> str:
     return f"ATC run failed, Please check the detail log, Try '{prog} --help' for more information"
 
 
-def _write(stream, text: str) -> None:
-    stream.flush()
-    data = text.encode("utf-8", "surrogateescape")
-    buffer = getattr(stream, "buffer", None)
-    if buffer is not None:
-        buffer.write(data)
-        buffer.flush()
-    else:
-        stream.write(data.decode("utf-8", "replace"))
-        stream.flush()
-
-
 def out(line: str = "") -> None:
+    """A message line on stdout; dropped when stdout cannot take it (ge.stdio)."""
     clear_progress()
-    _write(sys.stdout, line + "\n")
+    stdio.write("stdout", line + "\n")
 
 
 def err(line: str) -> None:
     clear_progress()
-    _write(sys.stderr, line + "\n")
+    stdio.write("stderr", line + "\n")
+
+
+def product(text: str) -> None:
+    """Text that is the product of the run (--help, --mode=6): EP0006 when it is lost."""
+    clear_progress()
+    stdio.write_product("stdout", text + "\n")
+
+
+def report_line(line: str = "") -> None:
+    """A line of the result and error report: on stdout as ATC prints it, on stderr when
+    stdout cannot take it (a failed run must still say why somewhere)."""
+    clear_progress()
+    if not stdio.write("stdout", line + "\n"):
+        stdio.write("stderr", line + "\n")
 
 
 _progress_width = 0         # characters of the progress line on the screen, 0 when none
@@ -72,7 +78,7 @@ def progress(what: str, done: int, total: int) -> None:
     if not _stdout_is_terminal():
         return
     text = f"{what} {done}/{total}"
-    _write(sys.stdout, "\r" + text.ljust(_progress_width))
+    stdio.write("stdout", "\r" + text.ljust(_progress_width))
     _progress_width = max(_progress_width, len(text))
 
 
@@ -82,7 +88,7 @@ def clear_progress() -> None:
     global _progress_width
     if _progress_width:
         _progress_width = 0
-        _write(sys.stdout, "\r\x1b[K")
+        stdio.write("stdout", "\r\x1b[K")
 
 
 def timestamp(now: float | None = None) -> str:

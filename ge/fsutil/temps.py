@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Iterator, Optional
 
 __all__ = ["STALE_SECONDS", "KINDS", "TempName", "host_tag", "pid_alive", "owner_is_dead",
-           "temp_name", "parse_temp_name", "sweep", "temp_dir"]
+           "temp_name", "parse_temp_name", "stale_temporaries", "sweep", "temp_dir"]
 
 STALE_SECONDS = 3600
 KINDS = ("tmp", "trash")
@@ -85,27 +85,34 @@ def _remove(path: str) -> bool:
     return True
 
 
-def sweep(directory: str, base: Optional[str] = None, now: Optional[float] = None) -> list:
-    """Remove the stale temporaries in `directory` (of final name `base` only, when given);
-    returns the removed names, sorted."""
+def stale_temporaries(directory: str, base: Optional[str] = None,
+                      now: Optional[float] = None) -> list:
+    """The names of the stale temporaries in `directory` (of final name `base` only, when
+    given): owner dead on this host, or older than STALE_SECONDS; sorted."""
     now = time.time() if now is None else now
     try:
         names = sorted(os.listdir(directory))
     except (FileNotFoundError, NotADirectoryError):
         return []
-    removed = []
+    stale = []
     for name in names:
         temp = parse_temp_name(name)
         if temp is None or (base is not None and temp.base != base):
             continue
-        path = os.path.join(directory, name)
         try:
-            age = now - os.lstat(path).st_mtime
+            age = now - os.lstat(os.path.join(directory, name)).st_mtime
         except FileNotFoundError:
             continue
-        if (owner_is_dead(temp.host, temp.pid) or age > STALE_SECONDS) and _remove(path):
-            removed.append(name)
-    return removed
+        if owner_is_dead(temp.host, temp.pid) or age > STALE_SECONDS:
+            stale.append(name)
+    return stale
+
+
+def sweep(directory: str, base: Optional[str] = None, now: Optional[float] = None) -> list:
+    """Remove the stale temporaries in `directory` (of final name `base` only, when given);
+    returns the removed names, sorted."""
+    return [name for name in stale_temporaries(directory, base, now)
+            if _remove(os.path.join(directory, name))]
 
 
 @contextlib.contextmanager

@@ -34,8 +34,8 @@ class _InstallProblem(Exception):
 
 
 def _fail(message: str) -> NoReturn:
-    sys.stderr.write(f"pyatc: {message}\n")
-    sys.stderr.flush()
+    from ge.stdio import write
+    write("stderr", f"pyatc: {message}\n")
     sys.exit(FAILURE_STATUS)
 
 
@@ -98,6 +98,8 @@ def main(cmdline_argv0: Optional[str] = None, args: Optional[Sequence[str]] = No
     cmdline_argv0: the program as invoked (bin/pyatc passes its real path); default sys.argv[0].
     args: the ATC arguments, untouched; default sys.argv[1:].
     """
+    from ge.stdio import guard_std_fds
+    guard_std_fds()         # before anything opens a file: see ge/stdio.py
     argv = [_program_argv0(cmdline_argv0)]
     argv += list(sys.argv[1:] if args is None else args)
     try:
@@ -110,7 +112,6 @@ def main(cmdline_argv0: Optional[str] = None, args: Optional[Sequence[str]] = No
         # round-trip.
         buffers = [ffi.new("char[]", os.fsencode(arg)) for arg in argv]
         c_argv = ffi.new("char *[]", buffers)
-        sys.stdout.flush()
         rc = lib.GeApiWrapper_Atc_Main(len(argv), c_argv)
     except KeyboardInterrupt:       # Ctrl-C outside the ATC flow (which reports its own: EP0004)
         rc = FAILURE_STATUS

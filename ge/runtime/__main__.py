@@ -13,6 +13,7 @@ import time
 from ._args import Opt, help_text, parse
 from ._cli import EXIT_OK, guarded
 from ge.errors import GeError
+from ge.stdio import write_product
 
 from ._errors import BAD_INPUT
 
@@ -29,7 +30,8 @@ OPTIONS = (
 
 def main(argv: list) -> int:
     if "--help" in argv or "-h" in argv:
-        print(help_text("python3 -m ge.runtime", __doc__.strip().splitlines()[0], OPTIONS))
+        write_product("stdout", help_text("python3 -m ge.runtime",
+                                          __doc__.strip().splitlines()[0], OPTIONS) + "\n")
         return EXIT_OK
     args = parse(argv, OPTIONS)
     from . import load
@@ -57,11 +59,12 @@ def main(argv: list) -> int:
         outputs = model.run(inputs)
     elapsed = (time.perf_counter() - start) / args["loop"]
     paths = write_outputs(args["output"], outputs, fmt) if args["output"] else [""] * len(outputs)
-    for spec, value, path in zip(model.outputs, outputs, paths):
-        where = f" -> {path}" if path else ""
-        print(f"output {spec.index} {spec.name}: {value.dtype} {list(value.shape)}{where}")
-    print(f"Inference average time: {elapsed * 1000:.3f} ms")
+    lines = [f"output {spec.index} {spec.name}: {value.dtype} {list(value.shape)}"
+             + (f" -> {path}" if path else "") for spec, value, path in
+             zip(model.outputs, outputs, paths)]
+    lines.append(f"Inference average time: {elapsed * 1000:.3f} ms")
     model.close()
+    write_product("stdout", "\n".join(lines) + "\n")
     return EXIT_OK
 
 

@@ -129,4 +129,4 @@ def test_cli_stats_verify_clean(warm, capsys):
     assert main(["stats", "--dir", str(root)]) == 0
     assert '"entries": 2' in capsys.readouterr().out
     assert main(["clean", "--dir", str(root), "--all", "--dry-run"]) == 0
-    assert "would remove 2 entries" in capsys.readouterr().out
+    assert "would remove 0 stale temporaries, 2 entries" in capsys.readouterr().out

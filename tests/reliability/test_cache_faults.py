@@ -102,17 +102,22 @@ def test_cache_root_that_cannot_be_a_directory(warm, tmp_path, where):
         assert stat.S_ISCHR(os.lstat(root).st_mode)
 
 
-def _assert_recompiled(run, root, reasons):
+def _assert_recompiled(run, root, reasons, left_alone=()):
+    """Each of `reasons` is one WP0112 line; the entries named in `left_alone` are not
+    recognisably entries (trust.py): they stay as they are, every other one is sound again."""
     run.assert_clean_screen()
     assert run.rc == 0 and (run.cwd / "net.om").is_file(), run.text[-3000:]
     lines = run.lines("WP0112")
     assert len(lines) == len(reasons), run.text[-3000:]
     for reason in reasons:
         assert any(reason in line for line in lines), (reason, lines)
+    assert sum("left alone" in line for line in lines) == len(left_alone), lines
     stats = report(run)["kernel_cache"]
     assert stats["corrupt"] == len(reasons) and stats["compiles"] == len(reasons)
     from ge.compiler.cache.store import lookup
     for name in entries(root):              # replaced by sound entries of ours
+        if name in left_alone:
+            continue
         st = os.lstat(soc_dir(root) / name)
         assert stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid(), name
         assert st.st_mode & 0o022 == 0, name
@@ -129,12 +134,15 @@ def test_foreign_owned_and_group_writable_entries_are_recompiled(warm, warm_copy
     _assert_recompiled(run, warm_copy, ["owned by uid 65534", "writable by group or others"])
 
 
-def test_entry_replaced_by_a_file_is_recompiled(warm, warm_copy):
+def test_entry_replaced_by_a_file_is_compiled_and_the_file_left_alone(warm, warm_copy):
+    """A file under an entry's name is not an entry of ours (issue #22): it is not used, not
+    removed and not overwritten; the kernel is compiled without the cache."""
     victim = soc_dir(warm_copy) / entries(warm_copy)[0]
     shutil.rmtree(victim)
     victim.write_text("not an entry")
     run = warm[0](f"--op_compiler_cache_dir={warm_copy}")
-    _assert_recompiled(run, warm_copy, ["not a directory"])
+    _assert_recompiled(run, warm_copy, ["not a directory"], left_alone=[victim.name])
+    assert victim.read_text() == "not an entry"
 
 
 def test_unreadable_entries_are_recompiled(warm, warm_copy):
@@ -144,7 +152,10 @@ def test_unreadable_entries_are_recompiled(warm, warm_copy):
     os.chmod(shut, 0)
     os.chmod(hidden / f"{hidden.name}.so", 0)
     run = warm[0](f"--op_compiler_cache_dir={warm_copy}", wrap=NO_DAC)
-    _assert_recompiled(run, warm_copy, ["Permission denied", f"{hidden.name}.so"])
+    # a directory that cannot be listed cannot be shown to hold only an entry: left alone
+    _assert_recompiled(run, warm_copy, ["Permission denied", f"{hidden.name}.so"],
+                       left_alone=[shut.name])
+    assert stat.S_IMODE(os.lstat(shut).st_mode) == 0
 
 
 def test_full_disk_for_the_reports_is_a_warning(warm):

@@ -1,7 +1,7 @@
 """The operator-compile disk cache (seed 002, spec/compile-options.md §3-5, docs/cache.md).
 
-`KernelCache.open(settings)` prepares `<root>/kernel_cache/<soc>` (created 0750; a directory
-writable by group or others is refused), writes a default `op_cache.ini` when none exists,
+`KernelCache.open(settings)` prepares `<root>/kernel_cache/<soc>` (created 0750; a level that
+is a symbolic link, foreign-owned or writable by group or others is refused: trust.py), writes a default `op_cache.ini` when none exists,
 removes temporaries of dead processes and ages the directory once.  `get(name)` returns verified
 bytes or None (a corrupt entry is reported with a W-code, removed and counted); `put()` publishes
 all or nothing.  A file-system fault (full, read-only, not a directory) is a WP0113 warning and
@@ -9,7 +9,8 @@ the compile goes on without the cache.  The cache knows no ops: names and metada
 ge.compiler.opcompile.
 
 Submodules, ccache style: settings (what the user asked for), key (what identifies a binary),
-store (lookup / publish / remove), evict (aging); temporaries and the test-only fault points
+store (lookup / publish / remove), evict (aging), trust (what may be used or removed, for
+compiles and maintenance alike); temporaries and the test-only fault points
 of publish are ge.fsutil's.
 """
 from __future__ import annotations
@@ -26,15 +27,15 @@ from . import settings as _settings
 from .evict import evict
 from .key import kernel_key, kernel_name, key_material
 from .settings import CacheSettings, resolve
-from .store import clean_stale, lookup, publish, remove_entry
+from .store import clean_stale, lookup, publish, removable, remove_entry
+from .trust import check_dir
 
 __all__ = ["KernelCache", "CacheStats", "CacheSettings", "resolve", "kernel_key", "kernel_name",
-           "key_material", "check_private_dir"]
+           "key_material"]
 
 log = logging.getLogger(__name__)
 WARN_CORRUPT = "WP0112"
 WARN_FAULT = "WP0113"
-ERR_UNSAFE_DIR = "EP0111"
 
 
 @dataclass
@@ -51,13 +52,6 @@ class CacheStats:
 
     def as_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k != "evicted_names"}
-
-
-def check_private_dir(path: str) -> None:
-    """Kernels are native code: refuse a directory that group or others may write."""
-    mode = os.stat(path).st_mode
-    if mode & 0o022:
-        raise GeError(ERR_UNSAFE_DIR, {"path": path, "mode": oct(mode & 0o777)})
 
 
 def _write_default_ini(path: str) -> None:
@@ -78,6 +72,8 @@ def _write_default_ini(path: str) -> None:
 
 def _make_dir(path: str) -> None:
     # each level ourselves: makedirs gives intermediate levels the umask's mode
+    if os.path.islink(path):
+        return                  # refused by check_dir, whatever it points to
     if os.path.lexists(path) and not os.path.isdir(path):
         raise NotADirectoryError(errno.ENOTDIR, "it is not a directory", path)
     os.makedirs(path, mode=0o750, exist_ok=True)
@@ -114,7 +110,7 @@ class KernelCache:
         for path in (settings.root, kernel_cache, settings.cache_dir):
             try:
                 _make_dir(path)
-                check_private_dir(path)         # EP0111 is a GeError: it is not caught here
+                check_dir(path)                 # EP0111 is a GeError: it is not caught here
             except OSError as exc:
                 cache._fault(exc, "every kernel is compiled without the cache")
                 return None
@@ -130,7 +126,7 @@ class KernelCache:
         sweep(os.path.dirname(settings.ini_path), os.path.basename(settings.ini_path))
         if not os.path.lexists(settings.ini_path):
             _write_default_ini(settings.ini_path)
-        self.stats.stale_cleaned = len(clean_stale(settings.cache_dir))
+        self.stats.stale_cleaned = len(clean_stale(settings.cache_dir)[0])
         if age:
             result = evict(settings.cache_dir, settings.max_mb, settings.ratio)
             self.stats.evictions += len(result.removed)
@@ -140,7 +136,9 @@ class KernelCache:
                          len(result.removed), result.used_before, result.used_after)
 
     def get(self, name: str):
-        """Verified (binary, meta) of a hit, or None.  A corrupt entry is removed and warned."""
+        """Verified (binary, meta) of a hit, or None.  A corrupt entry is warned and removed;
+        something under the name that is not an entry is warned and left alone, and this
+        compile does not publish over it."""
         found = lookup(self.dir, name, refresh=self.settings.aging)
         if found.status == "hit":
             self.stats.hits += 1
@@ -148,14 +146,21 @@ class KernelCache:
         self.stats.misses += 1
         if found.status == "corrupt":
             self.stats.corrupt += 1
-            warn(WARN_CORRUPT, {"entry": os.path.join(self.dir, name), "reason": found.reason})
-            if found.inode != -1:
+            entry = os.path.join(self.dir, name)
+            if removable(self.dir, name):
+                warn(WARN_CORRUPT, {"entry": entry, "reason": found.reason,
+                                    "fallback": "it is recompiled and replaced"})
                 remove_entry(self.dir, name, found.inode)
+            else:
+                warn(WARN_CORRUPT, {"entry": entry, "reason": found.reason,
+                                    "fallback": "it is not an entry of ours, so it is left "
+                                                "alone and the kernel is compiled without "
+                                                "the cache"})
         return None
 
     def put(self, name: str, binary: bytes, meta: dict, replace: bool = False) -> str:
-        """"published", "replaced", "exists", or "skipped" once a publish of this compile
-        failed (the kernel is used all the same)."""
+        """"published", "replaced", "exists", "foreign" (something else has the name), or
+        "skipped" once a publish of this compile failed (the kernel is used all the same)."""
         if not self.writable:
             return "skipped"
         try:
@@ -165,6 +170,6 @@ class KernelCache:
             # the directory, not the temporary name the publish failed on
             self._fault(exc, "new kernels are not added to it in this compile", self.dir)
             return "skipped"
-        if status != "exists":
+        if status not in ("exists", "foreign"):
             self.stats.published += 1
         return status

@@ -1,7 +1,8 @@
 """Aging of one SoC cache directory (seed 002, spec §3.6 with our LRU clock): when the files
 under the directory reach the size limit, remove least-recently-used entries (oldest JSON mtime
 first) until what is left is at most `ratio` % of the limit; never an entry used in the last
-30 minutes; one aging process at a time (non-blocking fcntl lock; a busy lock means skip).
+30 minutes, never what is not recognisably an entry (trust.py); one aging process at a time
+(non-blocking fcntl lock; a busy lock means skip).
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .store import entry_mtime, entry_size, list_entries, remove_entry, tree_size
+from .store import entry_mtime, entry_size, list_entries, removable, remove_entry, tree_size
 
 __all__ = ["EvictResult", "evict", "used_bytes", "LOCK_NAME", "MIN_IDLE_SECONDS"]
 
@@ -61,7 +62,7 @@ def evict(cache_dir: str, max_mb: int, ratio: int, now: Optional[float] = None,
             if entry_mtime(cache_dir, name) != mtime:
                 continue  # used by someone since we listed it
             size = entry_size(cache_dir, name)
-            if dry_run or remove_entry(cache_dir, name):
+            if removable(cache_dir, name) if dry_run else remove_entry(cache_dir, name):
                 deleted += size
                 result.removed.append(name)
         result.used_after = result.used_before - deleted

@@ -15,7 +15,8 @@ old entry aside, then renames the new one in, and deletes the old one: a reader 
 directory open keeps a consistent view.  Lookup reads both files through one directory file
 descriptor (a consistent snapshot even if the entry is replaced meanwhile) and returns the bytes;
 nothing is ever loaded from the cache path itself.  Temporary names, their sweep and the
-test-only fault points of publish are ge.fsutil's.
+test-only fault points of publish are ge.fsutil's; what may be trusted, removed or swept is
+ge.compiler.cache.trust's (the same rule for compiles and for maintenance).
 """
 from __future__ import annotations
 
@@ -28,13 +29,14 @@ import stat
 from dataclasses import dataclass
 from typing import Optional
 
-from ge.fsutil import check_stat, fault_point, os_reason, sweep, temp_name
+from ge.fsutil import (check_stat, fault_point, os_reason, parse_temp_name, stale_temporaries,
+                       temp_name)
 from .key import ENTRY_NAME
+from .trust import BIN_SUFFIX, discard_dir, entry_problem, temp_problem, untrusted
 
-__all__ = ["Lookup", "lookup", "publish", "remove_entry", "clean_stale", "list_entries",
-           "entry_size", "entry_mtime", "BIN_SUFFIX"]
+__all__ = ["Lookup", "lookup", "publish", "remove_entry", "removable", "clean_stale",
+           "list_entries", "entry_size", "entry_mtime", "BIN_SUFFIX"]
 
-BIN_SUFFIX = ".so"
 FILE_MODE = 0o640
 DIR_MODE = 0o750
 META_LIMIT = 1 << 20            # an entry's JSON is a few KiB
@@ -54,16 +56,6 @@ class _Refused(Exception):
     """An entry that must not be used; the message says why."""
 
 
-def _untrusted(st: os.stat_result) -> str:
-    """Cached kernels are native code: only an entry we (or root) own, that group and others
-    cannot write, is used.  Root-owned counts as ours: root can replace anything anyway."""
-    if st.st_uid not in (os.geteuid(), 0):
-        return f"owned by uid {st.st_uid}"
-    if st.st_mode & 0o022:
-        return f"writable by group or others (mode {oct(st.st_mode & 0o777)})"
-    return ""
-
-
 def _read_at(dir_fd: int, name: str, limit: int, size: Optional[int] = None) -> bytes:
     """An entry file's bytes; a FIFO or device planted in an entry is refused, never waited on,
     and so is a file above `limit` or of another `size` than the JSON records (never read)."""
@@ -71,7 +63,7 @@ def _read_at(dir_fd: int, name: str, limit: int, size: Optional[int] = None) -> 
     try:
         st = os.fstat(fd)
         check_stat(st, name, limit)
-        why = _untrusted(st)
+        why = untrusted(st)
         if why:
             raise _Refused(f"{name} is {why}")
         if size is not None and st.st_size != size:
@@ -118,7 +110,7 @@ def lookup(cache_dir: str, name: str, refresh: bool = True) -> Lookup:
         st = os.fstat(dir_fd)
         inode = st.st_ino
         try:
-            why = _untrusted(st)
+            why = untrusted(st)
             if why:
                 raise _Refused(f"the entry directory is {why}")
             meta = json.loads(_read_at(dir_fd, name + ".json", META_LIMIT).decode("utf-8"))
@@ -185,7 +177,9 @@ def _fsync_dir(path: str) -> None:
 
 
 def publish(cache_dir: str, name: str, binary: bytes, meta: dict, replace: bool = False) -> str:
-    """Commit one entry; returns "published", "replaced" or "exists" (another process won)."""
+    """Commit one entry; returns "published", "replaced", "exists" (another process won) or
+    "foreign" (something that is not an entry has the name: it is left alone, nothing is
+    committed)."""
     meta = dict(meta, kernelName=name, binFileName=name, binFileSuffix=BIN_SUFFIX,
                 size=len(binary), sha256=hashlib.sha256(binary).hexdigest())
     tmp = temp_name(os.path.join(cache_dir, name))
@@ -200,7 +194,9 @@ def publish(cache_dir: str, name: str, binary: bytes, meta: dict, replace: bool 
         fault_point("cache.before_commit")
         final = os.path.join(cache_dir, name)
         status = "published"
-        if replace and os.path.lexists(final):     # a file planted there is replaced too
+        if os.path.lexists(final) and entry_problem(cache_dir, name):
+            return "foreign"
+        if replace and os.path.lexists(final):
             trash = temp_name(final, "trash")
             try:
                 os.rename(final, trash)
@@ -213,11 +209,11 @@ def publish(cache_dir: str, name: str, binary: bytes, meta: dict, replace: bool 
         try:
             os.rename(tmp, final)
         except OSError as exc:
-            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
                 raise
             status = "exists" if status == "published" else status
         if trash:
-            _discard(trash)
+            discard_dir(trash, name)
         _fsync_dir(cache_dir)
         fault_point("cache.after_commit")
         return status
@@ -226,35 +222,41 @@ def publish(cache_dir: str, name: str, binary: bytes, meta: dict, replace: bool 
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def removable(cache_dir: str, name: str) -> bool:
+    """Only what is recognisably an entry is ever removed (ge.compiler.cache.trust)."""
+    return not entry_problem(cache_dir, name)
+
+
 def remove_entry(cache_dir: str, name: str, inode: int = 0) -> bool:
-    """Rename the entry aside (readers keep their snapshot), then delete it.  With `inode`, only
-    the very directory that was judged (not a fresh replacement) is removed."""
+    """Rename the entry aside (readers keep their snapshot), then delete its two files and the
+    directory.  With `inode`, only the very directory that was judged (not a fresh
+    replacement) is removed; what is not recognisably an entry is never removed."""
     final = os.path.join(cache_dir, name)
     if inode and not _same_entry(final, inode):
+        return False
+    if not removable(cache_dir, name):
         return False
     trash = temp_name(final, "trash")
     try:
         os.rename(final, trash)
     except OSError:             # gone already, or not ours to remove (a read-only cache)
         return False
-    _discard(trash)
+    discard_dir(trash, name)
     return True
 
 
-def _discard(path: str) -> None:
-    """Delete what was renamed aside: an entry directory, or whatever was planted in its place."""
-    if os.path.isdir(path) and not os.path.islink(path):
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        try:
-            os.unlink(path)
-        except OSError:
-            pass                # left to the stale sweep (it is under a trash name)
-
-
-def clean_stale(cache_dir: str, now: Optional[float] = None) -> list:
-    """Remove temp/trash directories left by dead processes (or older than an hour)."""
-    return sweep(cache_dir, now=now)
+def clean_stale(cache_dir: str, now: Optional[float] = None, dry_run: bool = False) -> tuple:
+    """Temporaries of dead processes (or older than an hour): returns (removed, left) where
+    `left` pairs each stale name that is not an entry's temporary with why; those stay."""
+    removed, left = [], []
+    for name in stale_temporaries(cache_dir, now=now):
+        base = parse_temp_name(name).base
+        why = temp_problem(cache_dir, name, base)
+        if why:
+            left.append((name, why))
+        elif dry_run or discard_dir(os.path.join(cache_dir, name), base):
+            removed.append(name)
+    return removed, left
 
 
 def list_entries(cache_dir: str) -> list:
