@@ -160,9 +160,10 @@ class Row:
     detail: list = field(default_factory=list)
 
 
-def _run(argv: list, env: Optional[dict] = None, timeout: int = 1800) -> subprocess.CompletedProcess:
+def _run(argv: list, env: Optional[dict] = None, timeout: int = 1800,
+         cwd: Path = REPO) -> subprocess.CompletedProcess:
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout,
-                          cwd=REPO)
+                          cwd=cwd)
 
 
 def fetch_model(model: Model, cache: Path) -> Path:
@@ -288,7 +289,7 @@ def run_model(model: Model, cache: Path, work: Path, env: dict) -> Row:
             f"--op_compiler_cache_dir={cache / 'kernel_cache'}"]
     if model.input_shape:
         argv.append(f"--input_shape={model.input_shape}")
-    compiled = _run(argv, env)
+    compiled = _run(argv, env, cwd=work)   # fusion_result.json and reports land there
     row.detail.append(" ".join(argv[1:]))
     if compiled.returncode:
         row.result = "compile: " + _first_error(compiled.stdout + compiled.stderr)
