@@ -9,7 +9,7 @@ from ge.graph import Graph, Node
 from ge.graph.attr_names import ATTR_PARENT_INDEX
 from ge.ops import Role
 
-from .graph_utils import const_value, input_const, make_const
+from .graph_utils import const_value, input_const, make_const, remove_subgraphs_of
 
 __all__ = ["push_constants", "inline_constant_ifs", "subgraphs_of"]
 
@@ -90,13 +90,9 @@ def _inline(graph: Graph, node: Node, branch: Graph) -> None:
     for j, edge in enumerate(branch.output_node().inputs()):
         if edge is not None:
             graph.replace_uses((node, j), edge_of(edge))
-    discarded = []   # both branches; the nested subgraphs of the one not taken
-    for sub in subgraphs_of(graph, node):
-        discarded += [sub.name] + ([] if sub is branch else _nested_subgraphs(graph, sub))
+    remove_subgraphs_of(graph, node, keep=branch)   # the branch not taken, nested ones too
     graph.erase_node(node)
-    for name in discarded:
-        if graph.get_subgraph(name) is not None:
-            graph.remove_subgraph(name)
+    graph.remove_subgraph(branch.name)   # its nested subgraphs now belong to the copies
 
 
 def _copy_node(graph: Graph, inner: Node) -> Node:
@@ -105,11 +101,3 @@ def _copy_node(graph: Graph, inner: Node) -> Node:
     for sub in subgraphs_of(graph, inner):   # a nested If now belongs to the parent graph
         sub.parent_graph, sub.parent_node = graph, copy
     return copy
-
-
-def _nested_subgraphs(graph: Graph, sub: Graph) -> list[str]:
-    names = []
-    for inner in sub.nodes:
-        for nested in subgraphs_of(graph, inner):
-            names += [nested.name] + _nested_subgraphs(graph, nested)
-    return names

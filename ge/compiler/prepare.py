@@ -13,7 +13,7 @@ from ge.errors import GeError
 from ge.graph import Graph, Node
 from ge.graph.types import from_numpy_dtype
 
-from .branches import inline_constant_ifs, push_constants, subgraphs_of
+from .branches import inline_constant_ifs, push_constants
 from .formats import insert_layout_transposes
 from .graph_utils import CONST_TYPES, bypass, const_value, make_const, remove_dead_nodes
 
@@ -55,7 +55,10 @@ def infer_shapes(graph: Graph, known: dict | None = None) -> None:
         for i, edge in enumerate(node.inputs()):
             if edge is not None:
                 node.update_input_desc(i, edge[0].out_desc(edge[1]))
-        for sub in subgraphs_of(graph, node):
+        for name in ops.live_subgraphs(node, opdef, values):  # not a branch never taken
+            sub = graph.get_subgraph(node.subgraphs.get(name, ""))
+            if sub is None:
+                continue
             _bind_subgraph_inputs(node, sub)
             infer_shapes(sub, _subgraph_values(node, sub, values))
         if node.type != "NetOutput":
@@ -162,8 +165,12 @@ def fold_constants(graph: Graph, dead_code: bool = True) -> int:
         if shape_value is None and any(e is not None and v is None
                                        for e, v in zip(edges, values)):
             continue
-        outputs = ([shape_value] if shape_value is not None
-                   else opdef.kernel(values, ops.resolved_attrs(opdef, node)))
+        try:
+            outputs = ([shape_value] if shape_value is not None
+                       else opdef.kernel(values, ops.resolved_attrs(opdef, node)))
+        except Exception:  # noqa: BLE001 - e.g. in a branch never taken (not inferred either)
+            log.debug("not folded: %s (%s)", node.name, node.type, exc_info=True)
+            continue
         out_bytes = sum(np.asarray(o).nbytes for o in outputs)
         if out_bytes > FOLD_LIMIT_BYTES:
             continue

@@ -24,7 +24,7 @@ from .registry import (REQUIRED, AttrSpec, InferCtx, OpDef, Port, Role, TensorIn
 __all__ = ["get", "lookup", "all_ops", "register", "OpDef", "Port", "AttrSpec", "TensorInfo",
            "InferCtx", "REQUIRED", "Role", "role_of", "types_with_role", "resolved_attrs",
            "infer_node", "slot_names", "slot_ports", "required_slots",
-           "infer_ctx"]
+           "infer_ctx", "live_subgraphs"]
 
 UNKNOWN_RANK = [-2]  # desc shape of an unknown-rank tensor
 
@@ -149,12 +149,25 @@ def infer_ctx(node, const_values: Optional[Mapping] = None, opdef: Optional[OpDe
                     op_name=node.name, op_type=node.type)
 
 
-def _infer_from_subgraphs(node, opdef: OpDef) -> list:
-    """If / PartitionedCall: output k is what every subgraph's NetOutput input k agrees on
-    (dims that differ between branches become -1)."""
+def live_subgraphs(node, opdef: OpDef, const_values: Optional[Mapping] = None) -> tuple:
+    """The IR names of the subgraphs that can run: all of them, or of a two-branch op with a
+    `cond` input (If) only the branch its condition picks when the condition is known at
+    compile time (exporters guard a branch that would not even infer, e.g. a Squeeze of a
+    dim that is not 1, behind such a condition)."""
+    if len(opdef.subgraphs) == 2 and opdef.inputs and opdef.inputs[0].name == "cond":
+        edge = node.input(0) if node.num_inputs else None
+        value = None if edge is None else _const_value(edge[0], edge[1], const_values)
+        if value is not None and value.size == 1:
+            return (opdef.subgraphs[0 if bool(value.reshape(-1)[0]) else 1],)
+    return opdef.subgraphs
+
+
+def _infer_from_subgraphs(node, opdef: OpDef, const_values: Optional[Mapping]) -> list:
+    """If / PartitionedCall: output k is what every live subgraph's NetOutput input k agrees
+    on (dims that differ between branches become -1)."""
     root = node.graph.root()
     branch_outs = []
-    for ir_name in opdef.subgraphs:
+    for ir_name in live_subgraphs(node, opdef, const_values):
         sub = root.get_subgraph(node.subgraphs.get(ir_name, ""))
         if sub is None or sub.output_node() is None:
             continue
@@ -193,7 +206,7 @@ def infer_node(node, const_values: Optional[Mapping] = None) -> list:
         if not opdef.subgraphs:
             raise GeError("EZ9999", {"what": f"op {node.name} ({node.type})",
                                      "reason": "it has no shape inference"})
-        results = _infer_from_subgraphs(node, opdef)
+        results = _infer_from_subgraphs(node, opdef, const_values)
     else:
         results = opdef.infer(infer_ctx(node, const_values, opdef))
     if len(results) != node.num_outputs:

@@ -89,6 +89,29 @@ def _cond_from_shape() -> onnx.ModelProto:
                      [])
 
 
+def _squeeze_if_single_row() -> onnx.ModelProto:
+    """torch.onnx's `x.squeeze(0) if x.shape[0] == 1 else x`: with x [2, 5] the then branch
+    (Squeeze of a dim that is 2) cannot even infer; a Reshape after the If needs its rank."""
+    then = helper.make_graph(
+        [_const("axis0", np.array([0], np.int64)),
+         helper.make_node("Squeeze", ["x", "axis0"], ["squeezed"], name="then_Squeeze")],
+        "then_branch", [], [helper.make_tensor_value_info("squeezed", T.FLOAT, None)])
+    other = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["same"], name="else_Identity")],
+        "else_branch", [], [helper.make_tensor_value_info("same", T.FLOAT, None)])
+    nodes = [helper.make_node("Shape", ["x"], ["shape"], name="Shape"),
+             _const("zero", np.int64(0)), _const("one", np.int64(1)),
+             helper.make_node("Gather", ["shape", "zero"], ["rows"], name="Gather"),
+             helper.make_node("Equal", ["rows", "one"], ["cond"], name="Equal"),
+             helper.make_node("If", ["cond"], ["picked"], name="if",
+                              then_branch=then, else_branch=other),
+             helper.make_node("Shape", ["picked"], ["picked_shape"], name="Shape_1"),
+             helper.make_node("Reshape", ["x", "picked_shape"], ["y"], name="Reshape")]
+    graph = helper.make_graph(nodes, "squeeze_if", [helper.make_tensor_value_info(
+        "x", T.FLOAT, [2, 5])], [helper.make_tensor_value_info("y", T.FLOAT, [2, 5])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+
+
 def _pads_from_input() -> onnx.ModelProto:
     """Pad whose pads are a graph input: no compile-time value exists."""
     graph = helper.make_graph(
@@ -182,6 +205,17 @@ def test_if_with_folded_condition_is_inlined(compile_onnx):
     assert sorted(set(types)) == ["Const", "Data", "Muls", "NetOutput", "PadV3"]
     x = np.random.default_rng(2).standard_normal((2, 5)).astype(np.float32)
     _matches_onnxruntime(path, om, [x])
+
+
+def test_branch_never_taken_is_neither_inferred_nor_kept(compile_onnx):
+    done, _, om = compile_onnx("squeeze_if", _squeeze_if_single_row())
+    assert done.rc == 0, done.text
+    (types,) = _op_types(om).values()
+    assert "If" not in types and "Squeeze" not in types and "SqueezeV3" not in types
+    # onnxruntime refuses this model (it infers both branches), so the reference is numpy
+    x = np.random.default_rng(3).standard_normal((2, 5)).astype(np.float32)
+    (y,) = ge.runtime.load(str(om)).run([x])
+    np.testing.assert_array_equal(np.asarray(y), x)
 
 
 def test_shape_input_that_stays_unknown_is_a_coded_error(compile_onnx):
