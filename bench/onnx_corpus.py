@@ -58,15 +58,13 @@ def _img(*shape):
     return lambda rng: [rng.random(shape, dtype=np.float32)]
 
 
-def _vad(samples: int, sr: bool = True, state: bool = True):
-    """silero-vad: one chunk of audio in [-1, 1], a zero LSTM state, the 16 kHz rate."""
+def _vad(samples: int, sr: int = 16000):
+    """silero-vad: one chunk of audio in [-1, 1], a zero LSTM state, the sample rate (0: the
+    model has no rate input)."""
     def make(rng):
-        out = [(rng.random((1, samples), dtype=np.float32) * 2 - 1) * 0.5]
-        if state:
-            out.append(np.zeros((2, 1, 128), np.float32))
-        if sr:
-            out.append(np.array(16000, np.int64))
-        return out
+        out = [(rng.random((1, samples), dtype=np.float32) * 2 - 1) * 0.5,
+               np.zeros((2, 1, 128), np.float32)]
+        return out + ([np.array(sr, np.int64)] if sr else [])
     return make
 
 
@@ -116,18 +114,20 @@ CORPUS: tuple[Model, ...] = (
           _img(1, 1, 64, 128), ("recurrent",), rtol=1e-3),
     Model("ddddocr CRNN old (int8)", DDDDOCR, "ddddocr/common_old.onnx", "OCR",
           "input1:1,1,64,128", _img(1, 1, 64, 128), ("recurrent", "quantized"), rtol=1e-3),
-    Model("silero VAD", SILERO, _VAD + "silero_vad.onnx", "speech",
-          "input:1,512;state:2,1,128", _vad(512), ("recurrent",)),
+    # 16 and 8 kHz in one model, chosen by the rate input at run time: both branches are
+    # compiled, and the 16 kHz one also accepts the 8 kHz chunk (256 samples), not vice versa
+    Model("silero VAD (8 kHz)", SILERO, _VAD + "silero_vad.onnx", "speech",
+          "input:1,256;state:2,1,128", _vad(256, sr=8000), ("recurrent",)),
     Model("silero VAD 16k op15", SILERO, _VAD + "silero_vad_16k_op15.onnx", "speech",
           "input:1,512;state:2,1,128", _vad(512), ("recurrent",)),
     Model("silero VAD 16k sequence", SILERO, _VAD + "silero_vad_16k_sequence.onnx", "speech",
           "input:4,576", _vad_sequence, ("recurrent",)),
     Model("silero VAD half", SILERO, _VAD + "silero_vad_half.onnx", "speech",
-          "input:1,512;state:2,1,128", _vad(512, sr=False), ("recurrent",)),
+          "input:1,512;state:2,1,128", _vad(512, sr=0), ("recurrent",)),
     Model("silero VAD op18 if-less", SILERO, _VAD + "silero_vad_op18_ifless.onnx", "speech",
           "input:1,512;state:2,1,128", _vad_op18),
     Model("silero VAD openvino 16k", SILERO, _VAD + "silero_vad_openvino_16k.onnx", "speech",
-          "", _vad(576, sr=False), ("recurrent",)),
+          "", _vad(576, sr=0), ("recurrent",)),
     Model("NeMo 80 mel (conv)", ASR, _PRE + "nemo80_conv.onnx", "speech",
           "waveforms:1,16000;waveforms_lens:1", _waveform(16000), rtol=1e-3),
     Model("Kaldi fbank (conv)", ASR, _PRE + "kaldi_conv.onnx", "speech",
