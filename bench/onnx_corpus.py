@@ -272,6 +272,24 @@ def netron_view(om: Path) -> Optional[str]:
     return None
 
 
+def ort_spread(onnx_path: Path, arrays: list) -> float:
+    """onnxruntime's own spread: the max abs difference between its optimised and unoptimised
+    sessions.  In a quantized network a one-ulp difference of a float op before a quantizer
+    moves a value across a rounding boundary and that quantum propagates, so a quantized
+    model is checked against this spread rather than a float tolerance."""
+    import onnxruntime as ort
+    outs = []
+    for level in (ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+                  ort.GraphOptimizationLevel.ORT_DISABLE_ALL):
+        options = ort.SessionOptions()
+        options.graph_optimization_level = level
+        session = ort.InferenceSession(str(onnx_path), options,
+                                       providers=["CPUExecutionProvider"])
+        names = [i.name for i in session.get_inputs()]
+        outs.append(session.run(None, dict(zip(names, arrays))))
+    return max(float(np.max(np.abs(a.astype(np.float64) - b))) for a, b in zip(*outs))
+
+
 def run_model(model: Model, cache: Path, work: Path, env: dict) -> Row:
     row = Row(model)
     start = time.perf_counter()
@@ -301,8 +319,8 @@ def run_model(model: Model, cache: Path, work: Path, env: dict) -> Row:
         row.result = problem
         row.seconds = time.perf_counter() - start
         return row
-    feeds = []
-    for i, arr in enumerate(model.inputs(np.random.default_rng(0))):
+    feeds, arrays = [], model.inputs(np.random.default_rng(0))
+    for i, arr in enumerate(arrays):
         path = work / f"{stem}_in{i}.npy"
         np.save(path, arr)
         feeds.append(str(path))
@@ -312,10 +330,14 @@ def run_model(model: Model, cache: Path, work: Path, env: dict) -> Row:
     errors = [float(m.group(1)) for m in
               re.finditer(r"\]\s+(\S+)\s+\S+\s+(?:ok|MISMATCH)$", compare.stdout, re.M)]
     row.max_err = f"{max(errors):.2g}" if errors else ""
+    spread = ort_spread(onnx_path, arrays) if "quantized" in model.tags and errors else 0.0
     if compare.returncode == 0:
         row.result = "pass" + (" (Netron skipped)" if problem else "")
+    elif errors and max(errors) <= spread:
+        row.result = f"pass (within onnxruntime's own spread, {spread:.2g})"
     elif errors:
-        row.result = f"mismatch (rtol {model.rtol:g}, atol {model.atol:g})"
+        row.result = f"mismatch (rtol {model.rtol:g}, atol {model.atol:g}" + \
+            (f"; onnxruntime's own spread {spread:.2g})" if spread else ")")
     else:
         row.result = "run: " + _first_error(compare.stdout + compare.stderr)
     row.detail.append(compare.stdout.strip())
