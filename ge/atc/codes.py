@@ -201,6 +201,13 @@ CODES: tuple[Code, ...] = (
                "statically shaped tensors and shape arithmetic on them) can be folded.",
          solution="Give every graph input static dims with --input_shape, or make the value a "
                   "constant in the model.", ours=True),
+    Code("EP0151", "Shape_Rank_Unknown",
+         "Op {opname} ({optype}) needs the rank of its input {input} at compile time, but "
+         "that rank stayed unknown: it comes from {source}.",
+         cause="An If whose branches give tensors of different ranks has an output of unknown "
+               "rank unless its condition is known when the model is compiled.",
+         solution="Give every graph input static dims with --input_shape, so that the "
+                  "condition folds and the If is replaced by the branch it takes.", ours=True),
     Code("EP0301", "Om_Write_Error", "Cannot build the OM. Reason: {reason}.", ours=True),
     Code("EP0401", "Runtime_Target_Mismatch",
          "The OM {file} was not built for this host ({host}): {reason}.",

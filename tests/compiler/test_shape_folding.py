@@ -112,6 +112,22 @@ def _squeeze_if_single_row() -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
 
 
+def _rank_from_runtime_branch() -> onnx.ModelProto:
+    """The squeeze guard of `_squeeze_if_single_row` on a condition that is a graph input: the
+    If's output rank (1 or 2) is known only at run time, and a Shape reads it."""
+    model = _squeeze_if_single_row()
+    graph = model.graph
+    kept = [n for n in graph.node if n.name not in ("Shape", "Gather", "Equal")
+            and n.output[0] not in ("zero", "one")]
+    kept[kept.index(next(n for n in kept if n.name == "if"))].input[0] = "flag"
+    del graph.node[:]
+    graph.node.extend(kept)
+    graph.input.append(helper.make_tensor_value_info("flag", T.BOOL, []))
+    graph.input[0].type.tensor_type.shape.dim[0].dim_value = 1
+    graph.output[0].type.tensor_type.shape.dim[0].dim_value = 1
+    return model
+
+
 def _pads_from_input() -> onnx.ModelProto:
     """Pad whose pads are a graph input: no compile-time value exists."""
     graph = helper.make_graph(
@@ -224,4 +240,12 @@ def test_shape_input_that_stays_unknown_is_a_coded_error(compile_onnx):
     assert "EP0150" in done.text and "EZ9999" not in done.text
     assert "pad_by_input (PadV3)" in done.text and "paddings (slot 1)" in done.text
     assert "input pads" in done.text          # where the unknown value comes from
+    assert "Traceback" not in done.text and not om.exists()
+
+
+def test_rank_that_stays_unknown_is_a_coded_error(compile_onnx):
+    done, _, om = compile_onnx("rank_unknown", _rank_from_runtime_branch())
+    assert done.rc == 255
+    assert "EP0151" in done.text and "EZ9999" not in done.text
+    assert "Shape_1 (Shape)" in done.text and "output 0 of op if (If)" in done.text
     assert "Traceback" not in done.text and not om.exists()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ge.errors import GeError
 from ge.graph.types import to_numpy_dtype
 
 from ._common import (DT, VT, AttrSpec, OpDef, Port, Role,
@@ -220,7 +221,8 @@ register(OpDef("TransposeD", kernel_gen="layout", inputs=(Port("x"),), outputs=(
 def infer_shape_op(ctx):
     xs = shape_of(ctx, 0)
     if xs is None:
-        fail(ctx, "Shape needs an input of known rank")
+        raise GeError("EP0151", {"opname": ctx.op_name, "optype": ctx.op_type, "input": "x",
+                                 "source": ctx.ins[0].source or "an unconnected slot"})
     return [((len(xs),), DT(ctx.attrs["dtype"]))]
 
 
