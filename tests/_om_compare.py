@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 
 from ge.om import read_om
+from ge.proto.ge_ir import ModelDef
 
 MODEL_DEF = 0           # OM partition holding the ModelDef
 
@@ -22,3 +23,14 @@ def same_om_but_model_def(a, b) -> tuple:
         if pa.type != MODEL_DEF:
             assert om_a.payload(pa.type) == om_b.payload(pb.type), f"partition {pa.type}"
     return om_a.payload(MODEL_DEF), om_b.payload(MODEL_DEF)
+
+
+def model_def_without_cmdline(payload: bytes) -> bytes:
+    model_def = ModelDef.FromString(payload)
+    del model_def.attr["atc_cmdline"]
+    return model_def.SerializeToString(deterministic=True)
+
+
+def assert_same_om_except_cmdline(a, b) -> None:
+    payload_a, payload_b = same_om_but_model_def(a, b)
+    assert model_def_without_cmdline(payload_a) == model_def_without_cmdline(payload_b)

@@ -76,10 +76,10 @@ def check_singleop(state: RunState) -> None:
         if not state.get(name):
             raise GeError("E10054", {"parameter": f"--{name}"})
     _check_soc_name(state.get("soc_version"))
-    check_input_path(state.get("singleop"), "singleop")
     check_output_path(state.get("output"), "--output")
-    raise GeError("EP0002", {"feature": "--singleop",
-                             "reason": "single-operator compilation is not implemented"})
+    _check_tuning(state)                    # implmode pair, op_precision_mode, precision
+    _one_of(state, "allow_hf32", ("", "true", "false"), "E10005")
+    # the op-list file itself is the reader's (E10023-E10032): ge.parser.singleop
 
 
 # ------------------------------------------------------------------ §2 step 9
@@ -271,22 +271,23 @@ _REFUSED_MODES = {7: "--mode=7 (OM2 package)", 30: "--mode=30 (execute-om for na
 _REFUSED_FRAMEWORKS = {0: "--framework=0 (Caffe)", 3: "--framework=3 (TensorFlow)"}
 
 
-def refuse_unsupported(state: RunState) -> None:
-    """EP0002 for refused modes, frameworks and flag values (decisions table)."""
+def refuse_unsupported(state: RunState, flags: tuple = FLAGS) -> None:
+    """EP0002 for refused modes, frameworks and values of `flags` (decisions table)."""
     reason = "it is not implemented for the host CPU target"
     if state.mode in _REFUSED_MODES:
         raise GeError("EP0002", {"feature": _REFUSED_MODES[state.mode], "reason": reason})
     if state.framework in _REFUSED_FRAMEWORKS:
         raise GeError("EP0002", {"feature": _REFUSED_FRAMEWORKS[state.framework],
                                  "reason": "only ONNX (5) and AIR (1) models are parsed"})
-    for f in FLAGS:
+    for f in flags:
         value = state.get(f.name)
-        if f.refuse is not None and f.name != "singleop" and refused_value(f, value):
+        if f.refuse is not None and refused_value(f, value):
             raise GeError("EP0002", {"feature": f"--{f.name}={value}", "reason": reason})
 
 
-def no_effect_warnings(state: RunState) -> None:
-    """WP0001 for every explicitly set flag this implementation accepts without effect."""
-    for f in FLAGS:
+def no_effect_warnings(state: RunState, flags: tuple = FLAGS) -> None:
+    """WP0001 for every explicitly set flag of `flags` this implementation accepts without
+    effect."""
+    for f in flags:
         if f.support == NO_EFFECT and state.explicit(f.name):
             state.warn("WP0001", {"parameter": f.name, "value": state.get(f.name)})

@@ -79,6 +79,33 @@ CODES: tuple[Code, ...] = (
     Code("E10022", "Invalid_Argument",
          "Path {path} for parameter --{parameter} does not include the file name.",
          solution="Add the file name to the path."),
+    Code("E10023", "Invalid_Argument", "Value {value} for parameter --singleop is invalid.",
+         cause="No file exists at the path given.",
+         solution="Give the path of an existing op-list JSON file."),
+    Code("E10024", "Invalid_Argument", "Failed to open file {value} specified by --singleop.",
+         solution="Make the file readable by the user running ATC.",
+         detail="Reason: {reason}."),
+    Code("E10025", "Invalid_Argument",
+         "File {realpath} specified by --singleop is not a valid JSON file. Reason: {errmsg}.",
+         solution="Fix the JSON syntax at the position the reason names."),
+    Code("E10026", "Invalid_Argument",
+         "The Op name is empty in the file specified by --singleop.",
+         solution="Give every entry of the op list its op type in the field \"op\".",
+         detail="{where}"),
+    Code("E10027", "Invalid_Argument",
+         "Attribute {attr} of {input_output} tensor {index} for Op {op_name} is invalid when "
+         "--singleop is specified.",
+         solution="Use a data type and format name from the list in docs/atc.md.",
+         detail="{where}"),
+    Code("E10029", "Invalid_Argument",
+         "Attribute name of Op {op_name} is empty in the file specified by --singleop.",
+         solution="Give every attribute of the op a name.", detail="{where}"),
+    Code("E10030", "Invalid_Argument",
+         "There is an invalid value for attribute name {attrname} of Op {op_name} in the file "
+         "specified by --singleop.",
+         solution="Give the attribute a type from the list in docs/atc.md and a value of "
+                  "that type.",
+         detail="{reason}"),
     Code("E10032", "File_Operation_Error_Parse",
          "Failed to parse JSON file {file}. Reason: {reason}.",
          solution="Fix the JSON file so that it follows the documented layout."),
@@ -126,6 +153,9 @@ CODES: tuple[Code, ...] = (
          "No operator plugin is registered for Op: {opname}, optype: {optype}.",
          solution="Replace the operator, or use an opset this implementation supports.",
          detail="Unsupported operators (all of them): {nodes}. {opsets}"),
+    Code("E13014", "Invalid_Argument",
+         "Value {value} of parameter {parameter} for Op {opname} is invalid. Reason: {reason}.",
+         solution="Correct the op's description in the op list."),
     Code("E13028", "Compilation_Error_Execute_Custom_Fusion_Pass",
          "Failed to run custom fusion pass {passname}. Return code: {retcode}. "
          "Reason: {reason}.",
@@ -194,6 +224,12 @@ CODES: tuple[Code, ...] = (
     Code("EP0115", "Kernel_Cache_Check_Failed", "Kernel cache {path} failed the check: {reason}.",
          solution="Run python3 -m ge.compiler.cache verify --fix to remove bad entries; fix "
                   "the permissions of what cannot be read.", ours=True),
+    Code("EP0130", "Invalid_Recurrent_Op",
+         "Recurrent op {opname} ({optype}) is invalid: {reason}.",
+         cause="The attributes of an LSTM / GRU / RNN layer, the shapes of its inputs or its "
+               "constant sequence lengths do not fit together.",
+         solution="Fix the layer in the source model (hidden_size, direction, activations, "
+                  "W/R/B/initial state shapes, sequence_lens).", ours=True),
     Code("EP0150", "Shape_Value_Unknown",
          "Op {opname} ({optype}) needs the value of its input {input} at compile time to infer "
          "its output shape, but that value stayed unknown: it comes from {source}.",
@@ -225,6 +261,12 @@ CODES: tuple[Code, ...] = (
                "declares the shapes, dtypes and workspace it was built for).",
          solution="Recompile the model with ATC; do not edit an OM's model definition.",
          ours=True),
+    Code("EP0700", "Single_Op_Build_Failed",
+         "{failed} of the {total} ops in {file} failed to compile: {ops}.",
+         cause="The other ops of the list were compiled and written; each failed op's own "
+               "error follows.",
+         solution="Fix or remove the ops named, then run the list again.", ours=True,
+         detail="{reasons}"),
     # ---- warnings ------------------------------------------------------------------------
     Code("WP0001", "Option_Without_Effect",
          "Option --{parameter}={value} is accepted but has no effect in this implementation "
@@ -234,6 +276,10 @@ CODES: tuple[Code, ...] = (
          ours=True),
     Code("WP0003", "Output_Not_Written",
          "{file} was not written ({reason}); the result of the run does not depend on it.",
+         ours=True),
+    Code("WP0700", "Fuzzy_Build_Entry",
+         "Entry {entry} of {file} sets compile_flag 1 (fuzzy build, deprecated): as in CANN it "
+         "is not compiled itself; the ops after it are compiled at their exact shapes.",
          ours=True),
     Code("WP0010", "Unknown_Pass_Name",
          "Pass switch names unknown pass {name}; closest registered names: {closest}.",

@@ -131,7 +131,8 @@ FLAGS: tuple[Flag, ...] = (
     _F("dynamic_dims", STRING, "", "Input", "ND dimension gears, for example \"1,2;3,4\".",
        ge_key="ge.dynamicDims", emit="nonempty", support=REFUSED, refuse=bool),
     _F("singleop", STRING, "", "Input", "JSON file describing single operators to compile.",
-       support=REFUSED, refuse=bool, note="validated, then refused (EP0002)"),
+       note="one OM per op in the --output directory; dynamic shapes and storage formats "
+            "refused per op (EP0002)"),
     # ---------------------------------------------------------------- [Output]
     _F("output", STRING, "", "Output",
        "Output path prefix; .om (or .exeom for --mode=30, plus a .dbg file) is appended.",

@@ -24,7 +24,7 @@ from .paths import check_input_path
 
 __all__ = ["RunState", "name_table", "RAW_ONLY_KEYS", "load_raw_options", "apply_raw_options",
            "build_options", "default_options", "finish_options", "FIXED_OPTIONS",
-           "FORBIDDEN_CLOSE_PASS", "check_lower_limit"]
+           "FORBIDDEN_CLOSE_PASS", "check_lower_limit", "singleop_options"]
 
 # Keys accepted in --raw_ge_options that no flag carries: our documented superset of CANN
 # (decision: ge.exec.exclude_engines at any level; ge.py_pass_timeout, the pass time limit of
@@ -255,6 +255,34 @@ def build_options(state: RunState, check_report: str = "") -> dict[str, str]:
     finish_options(options)
     # ATC's own keys: the compiler reads neither
     options["MULTI_THREAD_COMPILE"] = _multi_thread(state.environ.get("MULTI_THREAD_COMPILE"))
+    options["ge.optionNameMap"] = json.dumps(name_table(), separators=(",", ":"))
+    return options
+
+
+# §8.3: the single-op flow hands over these flags (deterministic_level only when set,
+# optimization_switch only when not empty, without the forbidden_close_pass suffix) and its own
+# fixed keys; raw-option-only keys are not merged in.
+SINGLEOP_FLAGS = (
+    "op_precision_mode", "allow_hf32", "precision_mode", "precision_mode_v2", "soc_version",
+    "virtual_type", "core_type", "aicore_num", "op_select_implmode", "optypelist_for_implmode",
+    "op_debug_level", "debug_dir", "op_compiler_cache_dir", "op_compiler_cache_mode",
+    "mdl_bank_path", "op_bank_path", "device_id", "modify_mixlist", "enable_small_channel",
+    "sparsity", "atomic_clean_policy", "external_weight", "deterministic", "deterministic_level",
+    "customize_dtypes", "is_weight_clip", "jit_compile", "optimization_switch")
+SINGLEOP_FIXED = (
+    ("ge.streamNum", "1"), ("ge.runFlag", "0"), ("ge.graphRunMode", "0"),
+    ("ge.exec.single_op", "1"), ("ge.exec.hcclFlag", "0"),
+    ("ge.evaluateGraphResourceMode", "1"), ("ge.buildGraphMode", "offline"),
+)
+
+
+def singleop_options(state: RunState) -> dict[str, str]:
+    """The GE option map of `--singleop` (§8.3)."""
+    keys = {BY_NAME[name].ge_key for name in SINGLEOP_FLAGS}
+    options = {k: v for k, v in _flag_options(state).items() if k in keys}
+    if not options.get("ge.optimizationSwitch"):
+        options.pop("ge.optimizationSwitch", None)
+    options.update(SINGLEOP_FIXED)
     options["ge.optionNameMap"] = json.dumps(name_table(), separators=(",", ":"))
     return options
 

@@ -25,6 +25,11 @@ def _run_checks_and_mode(state: RunState) -> None:
     check_global(state)
     if state.get("singleop"):
         check_singleop(state)
+        from .singleop import SINGLEOP_FLAG_RECORDS, run_singleop
+        refuse_unsupported(state, SINGLEOP_FLAG_RECORDS)   # other flags: ignored, as in CANN
+        no_effect_warnings(state, SINGLEOP_FLAG_RECORDS)
+        with listening(progress):
+            run_singleop(state)
         return
     check_common(state)
     state.check_report = prepare_check_report(state)

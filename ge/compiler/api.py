@@ -19,6 +19,7 @@ class CompiledModel:
     context: object = None           # pipeline.BuildContext
     framework: int = 5
     warnings: list = field(default_factory=list)
+    model_attrs: dict = field(default_factory=dict)   # name -> (VT kind, value) in the OM
 
 
 def load_model_file(model_path: str, framework: int, options: dict,
@@ -65,6 +66,18 @@ def compile_model_file(model_path: str, framework: int, options: dict,
     name).  `weight_path` is only meaningful for Caffe, which is refused before this."""
     graph = load_model_file(model_path, framework, options, graph_name)
     return build_graph(graph, options, framework)
+
+
+def read_single_ops(path: str) -> list:
+    """The checked ops of an `--singleop` list file (ge.parser.singleop)."""
+    from ge.parser.singleop import read_op_list
+    return read_op_list(path)
+
+
+def build_single_op(op, graph_name: str, options: dict) -> CompiledModel:
+    """One op of the list compiled on its own (Data per input -> op -> NetOutput)."""
+    from .singleop import build_single_op as _build
+    return _build(op, graph_name, options)
 
 
 def save_om(path: str, compiled: CompiledModel, atc_cmdline: str = "") -> None:

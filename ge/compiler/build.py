@@ -109,8 +109,10 @@ def build_om_content(compiled, atc_cmdline: str = ""):
     }
     if out_nodes:
         attrs["attr_model_out_nodes_name"] = (VT.VT_LIST_STRING, out_nodes)
+    attrs.update(compiled.model_attrs)
     return OmContent(
         model_def=model_def, weights=weights, task_def=task_def, kernels=list(kernels),
         soc_version=options.get("ge.socVersion", ""), atc_cmdline=atc_cmdline,
-        framework_type=str(compiled.framework), atc_version=__version__,
+        framework_type=str(compiled.framework) if compiled.framework >= 0 else "",
+        atc_version=__version__,
         memory_size=ctx.memory.memory_size, model_attrs=attrs)

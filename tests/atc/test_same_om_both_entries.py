@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from _om_compare import same_om_but_model_def
+from _om_compare import assert_same_om_except_cmdline
 from test_probes import START, SUCCESS
 
 from ge.compiler import api
@@ -16,7 +16,6 @@ from ge.graph import DataType, Graph, Tensor
 from ge.graph.serialize import save_air
 from ge.offline_compile import build_model, save_model
 from ge.om import read_om
-from ge.proto.ge_ir import ModelDef
 
 SOC = "Ascend310P3"
 SWITCH = "ScalarElementwiseFoldingPass:off"     # keeps the Mul, which the pass would fold
@@ -33,17 +32,6 @@ def scaled_graph() -> Graph:
     bias = Const(builder, value=Tensor(np.array([0.5, -1.0, 2.0], np.float32),
                                        data_type=DataType.DT_FLOAT, shape=[3]))
     return builder.build_and_reset([Add(Relu(Mul(x, two)), bias)])
-
-
-def model_def_without_cmdline(payload: bytes) -> bytes:
-    model_def = ModelDef.FromString(payload)
-    del model_def.attr["atc_cmdline"]
-    return model_def.SerializeToString(deterministic=True)
-
-
-def assert_same_om_except_cmdline(a, b) -> None:
-    payload_a, payload_b = same_om_but_model_def(a, b)
-    assert model_def_without_cmdline(payload_a) == model_def_without_cmdline(payload_b)
 
 
 @pytest.fixture

@@ -10,9 +10,6 @@ from convolution and matmul summation order in deep nets).
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 from typing import Dict
 
 import numpy as np
@@ -23,22 +20,11 @@ from onnx import numpy_helper
 from ge.om import read_om
 from ge.ops.interpreter import run_graph
 
-from .conftest import MODELS, REPO, onnxruntime_outputs, random_feeds
+from _netron import needs_netron, netron_view
+
+from .conftest import MODELS, onnxruntime_outputs, random_feeds
 
 RTOL = 1e-4
-NETRON_SCRIPT = REPO / "tests" / "om" / "netron_read.js"
-
-
-def _netron_dir():
-    try:
-        import netron
-    except ImportError:
-        return None
-    directory = os.path.dirname(netron.__file__)
-    return directory if os.path.exists(os.path.join(directory, "om.js")) else None
-
-
-NODE, NETRON = shutil.which("node"), _netron_dir()
 
 
 @pytest.fixture(scope="session")
@@ -63,14 +49,11 @@ def assert_close(got: np.ndarray, want: np.ndarray, rtol: float = RTOL) -> None:
     np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * scale)
 
 
-@pytest.mark.skipif(not NODE or not NETRON, reason="needs node and netron")
+@needs_netron
 @pytest.mark.parametrize("name", MODELS)
 def test_netron_sees_mode1_nodes(name, compiled, mode1_json):
     om_path = compiled(name)
-    run = subprocess.run([NODE, str(NETRON_SCRIPT), NETRON, str(om_path), "--sizes"],
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr
-    view = json.loads(run.stdout)
+    view = netron_view(om_path, sizes=True)
     assert view["format"] == "DaVinci OM"
     ours = mode1_json(name)
     assert [g["name"] for g in view["graphs"]] == [g["name"] for g in ours["graph"]]

@@ -2,44 +2,23 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 
 import pytest
 
 from ge.om import OmContent, om_to_json, write_om
 
+from _netron import needs_netron, netron_view
+
 from ._graphs import conv_net, if_net
 
-SCRIPT = os.path.join(os.path.dirname(__file__), "netron_read.js")
-
-
-def _netron_dir():
-    try:
-        import netron
-    except ImportError:
-        return None
-    directory = os.path.dirname(netron.__file__)
-    return directory if os.path.exists(os.path.join(directory, "om.js")) else None
-
-
-NODE, NETRON = shutil.which("node"), _netron_dir()
-pytestmark = pytest.mark.skipif(not NODE or not NETRON, reason="needs node and netron")
-
-
-def _netron_view(path: str) -> dict:
-    run = subprocess.run([NODE, SCRIPT, NETRON, path], capture_output=True, text=True,
-                         timeout=120)
-    assert run.returncode == 0, run.stderr
-    return json.loads(run.stdout)
+pytestmark = needs_netron
 
 
 @pytest.mark.parametrize("build", [conv_net, if_net])
 def test_netron_sees_the_nodes_of_mode1_json(tmp_path, build):
     path = str(tmp_path / "model.om")
     write_om(path, OmContent(graph=build(), kernels=[("k", b"x")], target=("linux", "x86_64")))
-    view = _netron_view(path)
+    view = netron_view(path)
     assert view["format"] == "DaVinci OM"
     ours = json.loads(om_to_json(path))
     assert [g["name"] for g in view["graphs"]] == [g["name"] for g in ours["graph"]]
@@ -56,7 +35,7 @@ def test_netron_reads_weights_and_edges(tmp_path):
     path = str(tmp_path / "model.om")
     graph = conv_net()
     write_om(path, OmContent(graph=graph, target=("linux", "x86_64")))
-    (seen,) = _netron_view(path)["graphs"]
+    (seen,) = netron_view(path)["graphs"]
     nodes = {n["name"]: n for n in seen["nodes"]}
     assert nodes["conv"]["inputs"] == [["x:0"], ["conv.weight:0"], ["conv.bias:0"]]
     assert nodes["relu"]["control"]            # the control edge x -> relu

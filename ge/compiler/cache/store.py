@@ -88,8 +88,8 @@ def _same_entry(path: str, inode: int) -> bool:
 
 def _unusable(path: str, exc: OSError) -> Lookup:
     """An entry name that is there but cannot be opened as an entry directory."""
-    reason = {errno.ENOTDIR: "not a directory",
-              errno.ELOOP: "a symbolic link"}.get(exc.errno, os_reason(exc))
+    reason = ("a symbolic link" if os.path.islink(path) else    # O_NOFOLLOW says ENOTDIR
+              {errno.ENOTDIR: "not a directory"}.get(exc.errno, os_reason(exc)))
     try:
         inode = os.lstat(path).st_ino
     except OSError:
@@ -295,7 +295,9 @@ def entry_mtime(cache_dir: str, name: str) -> float:
     """The LRU clock: mtime of the entry's JSON (the directory's if the JSON is gone)."""
     path = os.path.join(cache_dir, name)
     try:
-        return os.stat(os.path.join(path, name + ".json")).st_mtime
+        if os.path.islink(path):            # never looked through (trust.py)
+            return os.lstat(path).st_mtime
+        return os.stat(os.path.join(path, name + ".json"), follow_symlinks=False).st_mtime
     except OSError:
         try:
             return os.lstat(path).st_mtime

@@ -64,10 +64,11 @@ def _layout_problem(path: str, name: str) -> str:
     """Why `path` is not a real directory holding nothing but the files of entry `name`, as
     regular files; "" when it is."""
     try:
+        if os.path.islink(path):        # O_NOFOLLOW|O_DIRECTORY would just say ENOTDIR
+            return "it is a symbolic link"
         fd = os.open(path, _OPEN_DIR)
     except OSError as exc:
-        return {errno.ELOOP: "it is a symbolic link",
-                errno.ENOTDIR: "it is not a directory"}.get(exc.errno, os_reason(exc))
+        return {errno.ENOTDIR: "it is not a directory"}.get(exc.errno, os_reason(exc))
     try:
         found = set(os.listdir(fd))
         own = _own_files(name)

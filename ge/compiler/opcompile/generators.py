@@ -15,6 +15,7 @@ from typing import Callable, Optional
 from ge import ops
 
 from . import gen_elementwise, gen_layout, gen_matmul, gen_pool, gen_reduce
+from . import gen_recurrent
 from .cgen import KernelSource, Unsupported
 
 __all__ = ["KernelGen", "RENDERERS", "generator_for", "check_supported", "render"]
@@ -39,6 +40,7 @@ RENDERERS = {
     "conv2d": ("conv2d", gen_matmul.VERSION, gen_matmul.render_conv2d),
     "pool": ("pool", gen_pool.VERSION, gen_pool.render_pool),
     "layout": ("layout", gen_layout.VERSION, gen_layout.render_layout),
+    "recurrent": ("recurrent", gen_recurrent.VERSION, gen_recurrent.render_recurrent),
 }
 
 

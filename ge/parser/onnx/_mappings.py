@@ -13,6 +13,7 @@ from typing import Callable, Optional
 
 from . import _convert_array as A
 from . import _convert_nn as N
+from . import _convert_recurrent as R
 from ._context import NodeCtx
 
 __all__ = ["OnnxOp", "MAPPINGS", "KEYS", "SUPPORTED_OPSETS", "lookup", "make_key"]
@@ -154,6 +155,10 @@ MAPPINGS: tuple[OnnxOp, ...] = (
     _row("ScatterND", _STD, ("TensorScatterUpdate", "TensorMove", "ScatterNdAdd", "ScatterNdMax",
                              "ScatterNdMin"), A.scatter_nd),
     _row("If", _STD, "If", A.if_),
+    # ---- recurrent layers (docs/parser.md, "Recurrent layers") ---------------------------
+    _row("LSTM", _STD, ("CommonLSTM", "TransposeD"), R.recurrent),
+    _row("GRU", _STD, ("CommonGRU", "TransposeD"), R.recurrent),
+    _row("RNN", _STD, ("CommonRNN", "TransposeD"), R.recurrent, ours=True),
 )
 
 
