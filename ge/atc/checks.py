@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from ge.errors import GeError
+from ge.fsutil import make_dirs
 
 from .flags import FLAGS, FRAMEWORK_NAMES, NO_EFFECT, refused_value
 from .hostenv import HOST_CPUS_BY_OS, KNOWN_SOCS, NANO_SOCS, host_cpu, host_os
@@ -114,7 +115,7 @@ def prepare_check_report(state: RunState) -> str:
     if state.explicit("check_report") or not work:
         return report
     try:
-        os.makedirs(work, exist_ok=True)
+        make_dirs(work)
     except OSError as exc:
         raise _invalid(work, "ASCEND_WORK_PATH", f"[Errno {exc.errno}] {exc.strerror}") from None
     return os.path.join(work, report)
@@ -268,7 +269,7 @@ def check_compile_family(state: RunState) -> None:
 
 # ------------------------------------------------------------------ our refusals and warnings
 _REFUSED_MODES = {7: "--mode=7 (OM2 package)", 30: "--mode=30 (execute-om for nano)"}
-_REFUSED_FRAMEWORKS = {0: "--framework=0 (Caffe)", 3: "--framework=3 (TensorFlow)"}
+_REFUSED_FRAMEWORKS = {3: "--framework=3 (TensorFlow)"}
 
 
 def refuse_unsupported(state: RunState, flags: tuple = FLAGS) -> None:
@@ -278,7 +279,8 @@ def refuse_unsupported(state: RunState, flags: tuple = FLAGS) -> None:
         raise GeError("EP0002", {"feature": _REFUSED_MODES[state.mode], "reason": reason})
     if state.framework in _REFUSED_FRAMEWORKS:
         raise GeError("EP0002", {"feature": _REFUSED_FRAMEWORKS[state.framework],
-                                 "reason": "only ONNX (5) and AIR (1) models are parsed"})
+                                 "reason": "only ONNX (5), Caffe (0) and AIR (1) models are "
+                                           "parsed"})
     for f in flags:
         value = state.get(f.name)
         if f.refuse is not None and refused_value(f, value):

@@ -122,6 +122,11 @@ CODES: tuple[Code, ...] = (
          "Value {value} for parameter --input_shape_range or dynamic_inputs_shape_range is "
          "invalid. Reason: {reason}. The value must be formatted as {format}.",
          solution="Write ranges as lo~hi with non-negative integers."),
+    Code("E10034", "Invalid_Argument",
+         "Nodes (for example, {opname}) connected to AIPP must not be of type FP16.",
+         solution="Remove the input from --input_fp16_nodes, or drop --insert_op_conf."),
+    Code("E10052", "Invalid_Argument", "AIPP configuration is invalid. Reason: {reason}.",
+         solution="Correct the field named in the reason (docs/aipp.md lists every rule)."),
     Code("E10054", "Invalid_Argument",
          "The required parameter {parameter} for ATC is empty. Another possible reason is that "
          "the values of some parameters are not enclosed by quotation marks (\"\").",
@@ -141,6 +146,63 @@ CODES: tuple[Code, ...] = (
     Code("E11010", "Invalid_Model", "Failed to convert Op {opname} (optype {optype}) to GE IR.",
          solution="Check the operator's attributes and inputs in the source model.",
          detail="Reason: {reason}."),
+    Code("E11001", "Invalid_Argument_Caffe_Model_Data",
+         "input_dim and input_shape are mutually exclusive in NetParameter for Caffe model "
+         "conversion.", solution="Keep either input_dim or input_shape in the prototxt."),
+    Code("E11003", "Invalid_Argument_Caffe_Model_Data",
+         "The number of input_dim fields in the model is {input_dim_size}, which is not 4x the "
+         "input count {input_size}.", solution="Give four input_dim values per input."),
+    Code("E11004", "Invalid_Argument_Caffe_Model_Data",
+         "The number of input shapes is {input_shape_size}, which does not match the number of "
+         "inputs {input_size}.", solution="Give one input_shape per input."),
+    Code("E11005", "Invalid_Argument_Tensor_Input_Shape",
+         "The shape is not defined by using --input_shape for input {input}.",
+         solution="Give the input's shape in the prototxt or with --input_shape."),
+    Code("E11008", "Invalid_Argument_Caffe_Model_Data", "Op type DetectionOutput is unsupported.",
+         solution="Rename the layer type to SSDDetectionOutput in the prototxt, or map it with "
+                  "--op_name_map (DetectionOutput:SSDDetectionOutput)."),
+    Code("E11009", "Not_Supported_Operator",
+         "No Caffe parser is registered for Op {opname} with Op type {optype}.",
+         solution="Replace the layer, or map its type with --op_name_map to a supported one.",
+         detail="Unsupported layers (all of them): {layers}."),
+    Code("E11012", "Invalid_Argument_Caffe_Model_Data",
+         "Unknown bottom blob {bottom_blob} at layer {layer}. The bottom blob is indexed "
+         "{bottom_index}.", solution="Make every bottom the top of an earlier layer or input."),
+    Code("E11016", "Invalid_Argument",
+         "Failed to add Op {opname} to NetOutput. Op output index {outputindex} is not less "
+         "than {totlaloutputindex}. NetOutput input_index {inputindex} is not less than "
+         "{totlalinputindex}.", solution="Try again with a valid --out_nodes argument."),
+    Code("E11017", "Invalid_Argument", "Failed to find node {opname} specified by --out_nodes.",
+         solution="Try again with a valid --out_nodes argument."),
+    Code("E11018", "Invalid_Argument_Caffe_Model_Data",
+         "Op name {opname} contains invalid characters.",
+         solution="Use only letters, digits, '-', '.', '_' and '/' in layer names."),
+    Code("E11022", "Invalid_Argument_Caffe_Model_Data", "Invalid prototxt file.",
+         cause="No layer structures are found in the Caffe model.",
+         solution="Check that --model is the network description (.prototxt)."),
+    Code("E11024", "Invalid_Argument_Caffe_Model_Data", "Invalid Caffe weight file.",
+         cause="No layer structures are found in the Caffe weight file.",
+         solution="Check that --weight is the trained .caffemodel of the network."),
+    Code("E11027", "Invalid_Argument_Caffe_Model_Data",
+         "Op {opname} with optype {optype} in the Caffe model has an input node with shape "
+         "size 0.", solution="Give every input dimension a positive size."),
+    Code("E11029", "Invalid_Argument_Caffe_Model_Data",
+         "Op {opname} exists in the model file but is not found in weight file.",
+         solution="Try again with a valid Caffe model or weight file. Ensure that the two files "
+                  "match with each other."),
+    Code("E11033", "Invalid_Argument_Caffe_Model_Weight",
+         "Failed to convert the weight file. Blob {blob} of size {size} is invalid. "
+         "Reason: {reason}.",
+         solution="Try again with a valid Caffe model or weight file. Ensure that the two files "
+                  "match with each other."),
+    Code("E11035", "Invalid_Argument_Caffe_Model_Data",
+         "The top size of data node {opname} is not 1 but {size}.",
+         solution="Give the input layer exactly one top."),
+    Code("E11036", "Invalid_Argument_Caffe_Model_Data",
+         "Data nodes have duplicate top blobs {topname}.",
+         solution="Give every input a unique top name."),
+    Code("E11037", "Invalid_Argument_Caffe_Model_Data", "Op {opname} has zero outputs.",
+         solution="Nodes in the Caffe model must have at least one output."),
     Code("E16001", "Invalid_Model_Onnx", "The model has no {type} node.",
          solution="Export the model with its graph inputs and outputs."),
     Code("E16004", "Invalid_Model_Onnx", "ONNX model has no graph.",
@@ -149,13 +211,17 @@ CODES: tuple[Code, ...] = (
     Code("E13001", "File_Operation_Error_Open", "Failed to open file {file}. Reason: {reason}."),
     Code("E13004", "File_Operation_Error_Write", "Failed to write file {file}. Reason: {reason}.",
          solution="Check the permissions and the free space of the target directory."),
+    Code("E13005", "File_Operation_Error_Parse", "Failed to parse file {file}.",
+         solution="Write the file in the protobuf text format of its schema.",
+         detail="Reason: {reason}."),
     Code("E13010", "Invalid_Model_Operator_Not_Supported",
          "No operator plugin is registered for Op: {opname}, optype: {optype}.",
          solution="Replace the operator, or use an opset this implementation supports.",
          detail="Unsupported operators (all of them): {nodes}. {opsets}"),
     Code("E13014", "Invalid_Argument",
          "Value {value} of parameter {parameter} for Op {opname} is invalid. Reason: {reason}.",
-         solution="Correct the op's description in the op list."),
+         solution="Correct the op's description in the op list (for dynamic AIPP: give the "
+                  "input the NCHW or NHWC format)."),
     Code("E13028", "Compilation_Error_Execute_Custom_Fusion_Pass",
          "Failed to run custom fusion pass {passname}. Return code: {retcode}. "
          "Reason: {reason}.",
@@ -163,11 +229,12 @@ CODES: tuple[Code, ...] = (
     Code("E13029", "Compilation_Error_Load_Custom_Fusion_Pass",
          "Failed to load custom fusion pass lib {passlibname}. Reason: {reason}.",
          solution="Fix the plugin module or remove it from ASCEND_GE_PY_PASS_PATH."),
-    Code("E13009", "Invalid_Model",
-         "Operator {opname} already exists in the graph. Ensure that operator names are unique."),
     Code("E13026", "File_Operation_Error_Invalid_Path",
          "Input path {path} is invalid. Reason: {reason}"),
     # ---- internal ----------------------------------------------------------------------
+    Code("E19005", "File_Operation_Error_Parse", "Failed to parse file {file}.",
+         solution="Check that the file is of the kind the option expects.",
+         detail="Reason: {reason}."),
     Code("E19999", "Inner_Error", "Unknown error occurred. Please check the log.",
          solution="Send the log file named on the screen to the maintainers.",
          detail="{reason}"),
@@ -224,12 +291,19 @@ CODES: tuple[Code, ...] = (
     Code("EP0115", "Kernel_Cache_Check_Failed", "Kernel cache {path} failed the check: {reason}.",
          solution="Run python3 -m ge.compiler.cache verify --fix to remove bad entries; fix "
                   "the permissions of what cannot be read.", ours=True),
+    Code("EP0120", "Remote_Cache_Error", "Remote kernel cache {store}: {reason}.",
+         solution="Check the remote_storage setting, the server and the signing key "
+                  "(docs/cache.md, Remote storage).", ours=True),
     Code("EP0130", "Invalid_Recurrent_Op",
          "Recurrent op {opname} ({optype}) is invalid: {reason}.",
          cause="The attributes of an LSTM / GRU / RNN layer, the shapes of its inputs or its "
                "constant sequence lengths do not fit together.",
          solution="Fix the layer in the source model (hidden_size, direction, activations, "
                   "W/R/B/initial state shapes, sequence_lens).", ours=True),
+    Code("EP0140", "Invalid_Quantization_Parameter",
+         "Op {opname} ({optype}) has an invalid quantization parameter {param}: {reason}.",
+         solution="Fix the scale, zero point or axis in the source model (scales must be "
+                  "finite and non-zero, zero points of the quantized type).", ours=True),
     Code("EP0150", "Shape_Value_Unknown",
          "Op {opname} ({optype}) needs the value of its input {input} at compile time to infer "
          "its output shape, but that value stayed unknown: it comes from {source}.",
@@ -261,6 +335,10 @@ CODES: tuple[Code, ...] = (
                "declares the shapes, dtypes and workspace it was built for).",
          solution="Recompile the model with ATC; do not edit an OM's model definition.",
          ours=True),
+    Code("EP0601", "Caffe_Compare_Unavailable",
+         "The Caffe reference cannot run: {reason}.",
+         solution="Install the test extra (opencv-python-headless<5), which has OpenCV's "
+                  "Caffe importer.", ours=True),
     Code("EP0700", "Single_Op_Build_Failed",
          "{failed} of the {total} ops in {file} failed to compile: {ops}.",
          cause="The other ops of the list were compiled and written; each failed op's own "
@@ -277,6 +355,9 @@ CODES: tuple[Code, ...] = (
     Code("WP0003", "Output_Not_Written",
          "{file} was not written ({reason}); the result of the run does not depend on it.",
          ours=True),
+    Code("WP0600", "Caffe_Legacy_Layers",
+         "{file} uses the legacy V1 \"layers\" structure; it was upgraded to \"layer\" "
+         "(CANN refuses such files with E11021/E11023).", ours=True),
     Code("WP0700", "Fuzzy_Build_Entry",
          "Entry {entry} of {file} sets compile_flag 1 (fuzzy build, deprecated): as in CANN it "
          "is not compiled itself; the ops after it are compiled at their exact shapes.",
@@ -296,6 +377,18 @@ CODES: tuple[Code, ...] = (
     Code("WP0114", "Foreign_Cache_File",
          "{path} in the kernel cache is not an entry or a temporary of ours ({reason}); it is "
          "left alone.", ours=True),
+    Code("WP0120", "Remote_Cache_Not_Used",
+         "Remote kernel cache {store} (set in {source}) is not used: {reason}.", ours=True),
+    Code("WP0121", "Remote_Cache_Entry_Refused",
+         "Remote kernel cache entry {entry} is refused ({reason}); it is not loaded, and the "
+         "kernel is compiled here. Further refusals of this compile go to the log.", ours=True),
+    Code("WP0122", "Remote_Cache_Fault",
+         "Remote kernel cache {store}: {reason}; {fallback}. The compile goes on with the local "
+         "cache.", ours=True),
+    Code("WP0140", "Input_Shape_Needed",
+         "Input {input} has the shape {shape} in the model, unknown at dims {dims}; "
+         "{suggestion} makes every input static (replace the 1s by the sizes you deploy).",
+         ours=True),
     Code("WP0301", "Unchecked_Model",
          "Model {file} carries no integrity checksum (its header's checksum area is zero, as "
          "in CANN's OMs and ours before the checksum existed); it is read unverified.",
@@ -314,8 +407,20 @@ class _KeepMissing(dict):
         return "{" + key + "}"
 
 
+# What one parameter may quote: a path of PATH_MAX and then some, never a 2-million-element
+# attribute echoed into a 17 MB report.
+QUOTE_LIMIT = 8192
+
+
+def _quoted(value) -> str:
+    text = str(value)
+    if len(text) <= QUOTE_LIMIT:
+        return text
+    return f"{text[:QUOTE_LIMIT]}... ({len(text)} characters in all)"
+
+
 def _fill(template: str, params: dict | None) -> str:
-    return template.format_map(_KeepMissing({k: str(v) for k, v in (params or {}).items()}))
+    return template.format_map(_KeepMissing({k: _quoted(v) for k, v in (params or {}).items()}))
 
 
 def placeholders(code: str) -> frozenset[str]:

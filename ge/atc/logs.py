@@ -43,7 +43,8 @@ class LogSetup:
     def write_fault(self, text: str) -> str | None:
         """Append an internal-fault record to the log file; return its path, None if unwritable."""
         try:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            from ge.fsutil import make_dirs
+            make_dirs(os.path.dirname(self.path))
             with open(self.path, "a", encoding="utf-8", errors="surrogateescape") as handle:
                 handle.write(f"[ERROR] GE({os.getpid()},atc): {text}\n")
         except OSError:
@@ -103,7 +104,8 @@ class _LazyFileHandler(_Quiet, logging.FileHandler):
     """Creates the plog directory only when the first record is written."""
 
     def _open(self):
-        os.makedirs(os.path.dirname(self.baseFilename), exist_ok=True)
+        from ge.fsutil import make_dirs
+        make_dirs(os.path.dirname(self.baseFilename))
         return super()._open()
 
     def report(self, exc) -> None:

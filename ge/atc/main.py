@@ -28,10 +28,13 @@ def _finish(ok: bool, prog: str, log: ErrorLog, state, dots: bool) -> int:
         for line in render_warnings(warnings):
             out(line)
         return 0
-    ge_errors.take_warnings()
+    warnings = ge_errors.take_warnings()   # what a lower layer found before it refused
     report_line(failure_line(prog))
     for line in render_errors(log):
         report_line(line)
+    if warnings:
+        for line in render_warnings(warnings):
+            report_line(line)
     return -1
 
 

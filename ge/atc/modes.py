@@ -61,6 +61,8 @@ def model_info_lines(info: dict, cmdline: str) -> list[str]:
                      f"expected {len(_INFO_OM) - 1}.")
     else:
         lines.append("om       info: " + ", ".join(f"{k}[{num(k)} B]" for k in _INFO_OM) + ".")
+    for source, config in info.get("aipp") or ():
+        lines.append(f"aipp     info: input[{source}], config[{config}].")
     lines.append("============ Display Model Info end   ============")
     return lines
 
@@ -126,14 +128,16 @@ def _mode_to_json(state: RunState) -> None:
     """Mode 1: OM (no --framework) or an original model (--framework 0/3/5) to JSON."""
     from ge.compiler.api import inferred_graph_to_json, model_to_json, om_to_json
     om, json_path = _check_json_io(state)
-    if state.framework in (0, 3):
+    if state.framework == 3:
         raise GeError("EP0002", {"feature": f"--mode=1 with --framework={state.framework}",
-                                 "reason": "only ONNX (5) and AIR (1) models are parsed"})
+                                 "reason": "only ONNX (5), Caffe (0) and AIR (1) models are "
+                                           "parsed"})
     if state.framework == -1:
         text = om_to_json(om)
     elif state.get("dump_mode") == "1":
         text = inferred_graph_to_json(om, state.framework,
-                                      build_options(state, state.check_report))
+                                      build_options(state, state.check_report),
+                                      weight_path=state.get("weight") or None)
     else:
         text = model_to_json(om, state.framework)
     write_text_atomic(json_path, text)

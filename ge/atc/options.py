@@ -28,8 +28,9 @@ __all__ = ["RunState", "name_table", "RAW_ONLY_KEYS", "load_raw_options", "apply
 
 # Keys accepted in --raw_ge_options that no flag carries: our documented superset of CANN
 # (decision: ge.exec.exclude_engines at any level; ge.py_pass_timeout, the pass time limit of
-# ge.passes.deadline).  They go straight into the option map.
-RAW_ONLY_KEYS = ("ge.exec.exclude_engines", PASS_TIMEOUT_OPTION)
+# ge.passes.deadline; ge.op_compiler_remote_cache, the remote kernel stores of docs/cache.md).
+# They go straight into the option map.
+RAW_ONLY_KEYS = ("ge.exec.exclude_engines", PASS_TIMEOUT_OPTION, "ge.op_compiler_remote_cache")
 
 # Flags that only the command line may set (§8.5 rule 7).
 CLI_ONLY_FLAGS = ("model", "output", "framework", "soc_version")

@@ -13,6 +13,7 @@ import os
 import re
 
 from ge.errors import GeError
+from ge.fsutil import make_dirs
 
 __all__ = ["check_input_path", "check_output_path", "CHAR_REASON"]
 
@@ -72,7 +73,7 @@ def check_output_path(path: str, parameter: str) -> str:
     parent = path[:cut] if cut > 0 else ""
     if parent:
         try:
-            os.makedirs(parent, exist_ok=True)
+            make_dirs(parent)
         except OSError as exc:
             raise _invalid(path, parameter, _errno_reason(exc.errno or errno.EACCES)) from None
         if not os.access(parent, os.W_OK):

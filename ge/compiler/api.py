@@ -23,9 +23,13 @@ class CompiledModel:
 
 
 def load_model_file(model_path: str, framework: int, options: dict,
-                    graph_name: str | None = None) -> Graph:
-    """Parse a framework model file into a graph (ONNX, or AIR for framework 1)."""
-    if framework == 5:
+                    graph_name: str | None = None, weight_path: str | None = None) -> Graph:
+    """Parse a framework model file into a graph (ONNX, Caffe with its weights, or AIR for
+    framework 1)."""
+    if framework == 0:
+        from ge.parser.caffe import parse_caffe
+        graph = parse_caffe(model_path, weight_path, options, graph_name=graph_name)
+    elif framework == 5:
         from ge.parser.onnx import parse_onnx
         graph = parse_onnx(model_path, options, graph_name=graph_name)
     elif framework == 1:
@@ -52,19 +56,35 @@ def check_host_target(options: dict) -> None:
 def build_graph(graph: Graph, options: dict, framework: int = 5) -> CompiledModel:
     """Run the whole pipeline on a parsed graph (ge.offline_compile uses this too)."""
     from ge.passes.bootstrap import ensure_plugins_loaded
+    from .input_dims import refuse_unknown_input_dims
     from .pipeline import run_pipeline
     check_host_target(options)
+    refuse_unknown_input_dims(graph, options)
     ensure_plugins_loaded()
-    ctx = run_pipeline(graph, options)
+    cwd = os.getcwd()
+    try:
+        ctx = run_pipeline(graph, options)
+    finally:        # a pass that changed directory must not move relative outputs
+        _return_to(cwd)
     return CompiledModel(graph=graph, options=dict(options), context=ctx, framework=framework)
+
+
+def _return_to(cwd: str) -> None:
+    try:
+        moved = os.getcwd() != cwd
+    except OSError:             # the directory a pass moved to is gone
+        moved = True
+    if moved:
+        log.info("a pass changed the working directory; back to %s", cwd)
+        os.chdir(cwd)
 
 
 def compile_model_file(model_path: str, framework: int, options: dict,
                        weight_path: str | None = None,
                        graph_name: str | None = None) -> CompiledModel:
     """Parse and compile; `graph_name` names a parsed model's graph (ATC: the output's base
-    name).  `weight_path` is only meaningful for Caffe, which is refused before this."""
-    graph = load_model_file(model_path, framework, options, graph_name)
+    name).  `weight_path` is the Caffe .caffemodel."""
+    graph = load_model_file(model_path, framework, options, graph_name, weight_path)
     return build_graph(graph, options, framework)
 
 
@@ -132,6 +152,9 @@ def om_to_json(om_path: str) -> str:
 
 
 def model_to_json(model_path: str, framework: int) -> str:
+    if framework == 0:
+        from ge.parser.caffe import model_to_json as _caffe
+        return _caffe(model_path)
     if framework == 5:
         from ge.parser.onnx_json import model_to_json as _conv
         return _conv(model_path)
@@ -142,13 +165,14 @@ def model_to_json(model_path: str, framework: int) -> str:
                              "this implementation reads ONNX (5) and AIR (1) models"})
 
 
-def inferred_graph_to_json(model_path: str, framework: int, options: dict) -> str:
+def inferred_graph_to_json(model_path: str, framework: int, options: dict,
+                           weight_path: str | None = None) -> str:
     """Mode 1 with --dump_mode=1: the parsed graph after shape inference, as ModelDef JSON
     (weights omitted, like the OM conversion)."""
     from ge.graph import serialize as ser
     from ge.om import extract_weights, model_def_to_json
     from .prepare import infer_shapes
-    graph = load_model_file(model_path, framework, options)
+    graph = load_model_file(model_path, framework, options, weight_path=weight_path)
     infer_shapes(graph)
     model_def = ser.graph_to_model_def(graph)
     extract_weights(model_def)

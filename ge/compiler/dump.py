@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ge.fsutil import publish
+from ge.fsutil import make_dirs, publish
 from ge.graph import DumpFormat, Graph
 
 # DUMP_GRAPH_LEVEL=2 ("whitelist", the default) dumps these stages only.
@@ -65,7 +65,7 @@ class GraphDumper:
             return
         from ge.graph.serialize import graph_to_text
         directory = dump_dir()
-        os.makedirs(directory, exist_ok=True)
+        make_dirs(directory)
         self.seq += 1
         for fmt in self.formats:
             prefix, ext, kind = FORMATS[fmt]

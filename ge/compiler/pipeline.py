@@ -70,6 +70,11 @@ def _output_type(graph: Graph, ctx: BuildContext) -> None:
     apply_output_type(graph, ctx.options)
 
 
+def _insert_aipp(graph: Graph, ctx: BuildContext) -> None:
+    from .aipp import insert_aipp
+    insert_aipp(graph, ctx.options)
+
+
 def _input_fp16(graph: Graph, ctx: BuildContext) -> None:
     from .io_types import apply_input_fp16
     apply_input_fp16(graph, ctx.options)
@@ -99,6 +104,7 @@ def _memory(graph: Graph, ctx: BuildContext) -> None:
 # (name used in dumps, function).  The dump names of the pass stages are CANN's.
 STAGES: tuple = (
     ("RunCustomPassBeforeInfershape", _pass_stage("BeforeInferShape")),
+    ("InsertAipp", _insert_aipp),
     ("InputFp16Nodes", _input_fp16),
     ("PrepareInferShape", _prepare),
     ("RunCustomPass_AfterInferShape", _pass_stage("AfterInferShape")),

@@ -1,11 +1,11 @@
 """Mode 3 (pre-check): which nodes of a model this compiler supports, in the layout of
-atc-cli.md §9.3.  Cause codes: 0 OK, 1 type unsupported, 9 name repeated."""
+atc-cli.md §9.3.  Cause codes: 0 OK, 1 type unsupported (9, name repeated, is never reported:
+repeated ONNX node names are made unique and compile, docs/parser.md)."""
 from __future__ import annotations
 
 from ge.errors import GeError
 
 CAUSE_UNSUPPORTED = 1
-CAUSE_NAME_REPEATED = 9
 
 
 def _check_onnx(model_path: str) -> tuple[str, list]:
@@ -18,14 +18,9 @@ def _check_onnx(model_path: str) -> tuple[str, list]:
     ops = []
 
     def visit(graph, prefix):
-        seen = set()
         for n in graph.node:
             name = f"{prefix}/{n.name}" if prefix else (n.name or n.op_type)
             causes = []
-            if n.name and n.name in seen:
-                causes.append({"code": CAUSE_NAME_REPEATED,
-                               "message": f"op name {name} is repeated"})
-            seen.add(n.name)
             domain = n.domain or "ai.onnx"
             version = opsets.get(domain, 0)
             if lookup(domain, version, n.op_type) is None:
@@ -42,11 +37,31 @@ def _check_onnx(model_path: str) -> tuple[str, list]:
     return name, ops
 
 
+def _check_caffe(model_path: str, options: dict) -> tuple[str, list]:
+    from ge.parser.caffe import supported_layers
+    net_name, layers = supported_layers(model_path, options)
+    ops, seen = [], set()
+    for name, kind, supported in layers:
+        causes = []
+        if name in seen:
+            causes.append({"code": CAUSE_NAME_REPEATED, "message": f"op name {name} is repeated"})
+        seen.add(name)
+        if not supported:
+            causes.append({"code": CAUSE_UNSUPPORTED, "message": f"type {kind} is not supported"})
+        ops.append({"name": name, "type": kind, "result": "failed" if causes else "success",
+                    "cause": causes})
+    import os
+    return net_name or os.path.splitext(os.path.basename(model_path))[0], ops
+
+
 def run_precheck(model_path: str, framework: int, options: dict) -> dict:
-    if framework != 5:
+    if framework not in (0, 5):
         raise GeError("EP0002", {"feature": f"--mode=3 with --framework={framework}",
-                                 "reason": "the pre-check reads ONNX (5) models only"})
-    name, ops = _check_onnx(model_path)
+                                 "reason": "the pre-check reads ONNX (5) and Caffe (0) models"})
+    if framework == 0:
+        name, ops = _check_caffe(model_path, options)
+    else:
+        name, ops = _check_onnx(model_path)
     failed = sum(1 for op in ops if op["result"] == "failed")
     return {"name": name, "result": "failed" if failed else "success", "total": len(ops),
             "pass": len(ops) - failed, "fail": failed, "op": ops}

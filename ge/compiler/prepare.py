@@ -10,9 +10,10 @@ from ge.graph.attr_names import ATTR_PARENT_INDEX
 from ge import ops
 from ge.ops import Role
 from ge.errors import GeError
-from ge.graph import Graph, Node
-from ge.graph.types import from_numpy_dtype
+from ge.graph import DATA_TYPES, Graph, Node
+from ge.graph.types import dtype_size, from_numpy_dtype
 
+from ge.passes.runner import blame_pass
 from .branches import inline_constant_ifs, push_constants
 from .formats import insert_layout_transposes
 from .graph_utils import CONST_TYPES, bypass, const_value, make_const, remove_dead_nodes
@@ -45,8 +46,9 @@ def infer_shapes(graph: Graph, known: dict | None = None) -> None:
     graph itself is not changed (folding is `fold_constants`)."""
     values: dict = dict(known or {})
     for node in graph.topo_order():
-        if node.type == "Data":
+        if node.type in DATA_TYPES:
             _sync_data(graph, node)
+            _check_sizes(node)
             continue
         opdef = ops.get(node.type)
         if opdef is None:
@@ -62,8 +64,31 @@ def infer_shapes(graph: Graph, known: dict | None = None) -> None:
             _bind_subgraph_inputs(node, sub)
             infer_shapes(sub, _subgraph_values(node, sub, values))
         if node.type != "NetOutput":
-            ops.infer_node(node, values)
+            try:
+                ops.infer_node(node, values)
+            except GeError as error:
+                raise blame_pass(node, error) from None
+            _check_sizes(node)
             _infer_value(node, opdef, values)
+
+
+# An OM addresses memory with signed 64-bit offsets: a tensor beyond them cannot be planned.
+_MAX_TENSOR_BYTES = (1 << 63) - 1
+
+
+def _check_sizes(node: Node) -> None:
+    """EP0301 naming the tensor whose shape needs more bytes than an OM can address (dims from
+    the model, or their products, that overflow int64)."""
+    for idx in range(node.num_outputs):
+        desc = node.out_desc(idx)
+        count = 1
+        for d in desc.shape:
+            count *= max(int(d), 1)
+        size = count * dtype_size(desc.data_type)
+        if size > _MAX_TENSOR_BYTES:
+            raise GeError("EP0301", {"reason": f"output {idx} of {node.type} {node.name} has "
+                                               f"shape {list(desc.shape)}: {size} bytes, more "
+                                               f"than a 64-bit offset can address"})
 
 
 def _infer_value(node: Node, opdef, values: dict) -> None:

@@ -13,9 +13,9 @@ from .reading import (MODEL_LIMIT, TEXT_LIMIT, NotRegularFile, check_regular, ch
                       open_regular, os_reason, read_regular, read_text_regular,
                       special_kind)
 from .temps import (STALE_SECONDS, TempName, host_tag, owner_is_dead, parse_temp_name, pid_alive,
-                    stale_temporaries, sweep, temp_dir, temp_name)
+                    make_dirs, stale_temporaries, sweep, temp_dir, temp_name)
 
 __all__ = ["publish", "fault_point", "MODEL_LIMIT", "TEXT_LIMIT", "NotRegularFile",
            "check_regular", "check_stat", "open_regular", "os_reason", "read_regular", "read_text_regular",
            "special_kind", "STALE_SECONDS", "TempName", "host_tag", "owner_is_dead",
-           "parse_temp_name", "pid_alive", "stale_temporaries", "sweep", "temp_dir", "temp_name"]
+           "parse_temp_name", "pid_alive", "make_dirs", "stale_temporaries", "sweep", "temp_dir", "temp_name"]

@@ -87,5 +87,11 @@ def read_regular(path: str, limit: Optional[int] = None, offset: int = 0,
 
 def read_text_regular(path: str, limit: int = TEXT_LIMIT, encoding: str = "utf-8",
                       errors: str = "strict") -> str:
-    """A text file read whole (UnicodeDecodeError is left to the caller)."""
-    return read_regular(path, limit).decode(encoding, errors)
+    """A text file read whole; bytes that are not `encoding` are an OSError (EILSEQ) naming
+    the offset, so every caller's "cannot read the file" error covers them too."""
+    data = read_regular(path, limit)
+    try:
+        return data.decode(encoding, errors)
+    except UnicodeDecodeError as exc:
+        raise OSError(errno.EILSEQ, f"it is not {encoding.upper()} text (byte "
+                      f"0x{data[exc.start]:02x} at offset {exc.start})", path) from None

@@ -12,6 +12,7 @@ another host sharing the directory).  Nothing here knows what the files contain.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import shutil
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from typing import Iterator, Optional
 
 __all__ = ["STALE_SECONDS", "KINDS", "TempName", "host_tag", "pid_alive", "owner_is_dead",
-           "temp_name", "parse_temp_name", "stale_temporaries", "sweep", "temp_dir"]
+           "temp_name", "parse_temp_name", "stale_temporaries", "sweep", "temp_dir", "make_dirs"]
 
 STALE_SECONDS = 3600
 KINDS = ("tmp", "trash")
@@ -125,3 +126,24 @@ def temp_dir(path: str, mode: int = 0o700) -> Iterator[str]:
         yield work
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def make_dirs(path: str, mode: int = 0o777) -> None:
+    """os.makedirs(path, exist_ok=True) without its recursion: a path of thousands of levels
+    (within PATH_MAX) is made, or fails with an OSError, never a RecursionError."""
+    missing = []
+    head = os.path.abspath(path)
+    while not os.path.isdir(head):
+        if os.path.lexists(head):           # a file where a directory must be: as makedirs
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), path)
+        missing.append(head)
+        parent = os.path.dirname(head)
+        if parent == head:
+            break
+        head = parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, mode)
+        except FileExistsError:
+            if not os.path.isdir(directory):
+                raise

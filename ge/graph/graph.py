@@ -28,6 +28,7 @@ from .types import AttrValueType as VT, DumpFormat
 
 INVARIANT_ERROR = "EP0005"   # Graph {graph}: {where} breaks an IR invariant: {reason}.
 CONST_TYPES = ("Const", "Constant")  # op types whose output is the attr `value`
+DATA_TYPES = ("Data", "AippData")    # graph inputs (AippData: the dynamic AIPP parameters)
 Edge = tuple  # (Node, port index)
 
 
@@ -362,7 +363,7 @@ class Graph:
 
     def data_nodes(self) -> list[Node]:
         """Graph inputs ordered by their `index` attribute."""
-        data = [n for n in self._nodes.values() if n.type == "Data"]
+        data = [n for n in self._nodes.values() if n.type in DATA_TYPES]
         return sorted(data, key=lambda n: n.attr("index", 0))
 
     def output_node(self) -> Optional[Node]:

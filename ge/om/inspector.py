@@ -19,6 +19,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from ge.fsutil import read_text_regular
 from ge.graph.attr_names import ATTR_TARGET
 from ge.proto import ge_ir as pb
+from ge.proto.schema import is_repeated
 from .container import PartitionType, om_error
 from .reader import read_om
 
@@ -30,10 +31,6 @@ DROPPED_FIELDS = frozenset({"output", "data_offset", "data", "workspace", "works
 
 _FD = FieldDescriptor
 
-
-def _is_repeated(fd) -> bool:
-    flag = getattr(fd, "is_repeated", None)  # protobuf >= 5 (label is gone in 7)
-    return flag if flag is not None else fd.label == _FD.LABEL_REPEATED
 
 
 def _scalar(fd, value):
@@ -57,7 +54,7 @@ def message_to_jsonable(message, dropped=DROPPED_FIELDS) -> dict:
             value_fd = fd.message_type.fields_by_name["value"]
             out[fd.name] = [{"key": key, "value": _scalar(value_fd, value[key])}
                             for key in sorted(value)]
-        elif _is_repeated(fd):
+        elif is_repeated(fd):
             out[fd.name] = [_scalar(fd, v) for v in value]
         else:
             out[fd.name] = _scalar(fd, value)
@@ -108,5 +105,17 @@ def om_info(path: str) -> dict:
     if sizes is not None and len(sizes) == len(OM_INFO_KEYS):
         info.update(zip(OM_INFO_KEYS, sizes))
     info["target"] = om.model_attr(ATTR_TARGET, "")
+    info["aipp"] = aipp_configs(om.model_def)
     return info
+
+
+def aipp_configs(model_def) -> list:
+    """[(model input, AIPP configuration JSON)] of the model's Aipp ops (docs/aipp.md)."""
+    found = []
+    for graph in model_def.graph[:1]:
+        for op in graph.op:
+            if op.type == "Aipp" and "aipp_config_path" in op.attr:
+                source = op.input[0].rsplit(":", 1)[0] if op.input else ""
+                found.append((source, op.attr["aipp_config_path"].s.decode("utf-8", "replace")))
+    return found
 

@@ -22,7 +22,7 @@ from ge.graph.attr_names import ATTR_TARGET
 from ge.errors import GeError
 from ge.fsutil import os_reason, publish
 from ge.host import host_cpu, host_os
-from ge.graph import serialize as ser
+from ge.graph import DATA_TYPES, serialize as ser
 from ge.graph.attrs import kind_of
 from ge.graph.types import AttrValueType as VT, dtype_size
 
@@ -104,7 +104,7 @@ def inout_info_of(model_def) -> bytes:
     if not model_def.graph:
         return b""
     root = model_def.graph[0]
-    data_ops = [op for op in root.op if op.type in ("Data", "AippData", "AnnData")]
+    data_ops = [op for op in root.op if op.type in DATA_TYPES or op.type == "AnnData"]
     data_ops.sort(key=lambda op: op.attr["index"].i if "index" in op.attr else 0)
     inputs = [_tensor_info(op.name, op.output_desc[0]) for op in data_ops if op.output_desc]
     outputs = []

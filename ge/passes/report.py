@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ge.fsutil import publish
+from ge.fsutil import make_dirs, publish
 
 __all__ = ["FusionReport", "PassStats", "PatternTrace", "write_fusion_result",
            "fusion_result_path"]
@@ -101,7 +101,7 @@ def write_fusion_result(report: FusionReport, work_path: Optional[str] = None) -
     """Publish the report as fusion_result.json; returns the path written."""
     path = fusion_result_path(work_path)
     directory = os.path.dirname(path)
-    os.makedirs(directory, exist_ok=True)
+    make_dirs(directory)
     text = json.dumps(report.to_records(), indent=4, sort_keys=True) + "\n"
     publish(path, text)
     return path

@@ -26,7 +26,7 @@ from ge.graph import Graph, GraphCycleError, GraphInvariantError
 from ._native import _ENGINE, MatchResult, PassContext, PatternMatcherConfig
 from .base import (DecomposePass, PassStage, PatternFusionPass,
                    expression_result_to_graph)
-from .boundary import SpliceError, splice
+from .boundary import ATTR_PASS_NAME, SpliceError, splice
 from .deadline import PassTimeout, deadline, pass_timeout
 from .infer import boundary_producers_of_node, infer_nodes
 from .matcher import (CompiledPattern, Matcher, PatternError, compile_pattern, creates_cycle,
@@ -38,7 +38,7 @@ from .report import FusionReport, PatternTrace
 from .switches import PassSwitches
 
 __all__ = ["run_stage", "PASS_RUN_ERROR", "UNKNOWN_PASS_WARNING", "TRACE_ENV", "TRACE_OPTION",
-           "register_known_pass_names"]
+           "register_known_pass_names", "blame_pass"]
 
 _log = logging.getLogger(__name__)
 _trace_log = logging.getLogger("ge.passes.trace")
@@ -113,6 +113,33 @@ def _check_unknown_names(switches: PassSwitches, report: FusionReport) -> None:
         report.warned.add(("unknown", name))
         close = difflib.get_close_matches(name, registered, n=3, cutoff=0.6)
         warn(UNKNOWN_PASS_WARNING, {"name": name, "closest": ", ".join(close) or "none"})
+
+
+def _check_name_clashes() -> None:
+    """A user pass may not take a built-in pass's name: switches, fusion_result.json and the
+    logs name passes, and one name would then mean two passes (E13029 names its file)."""
+    for desc in all_passes():
+        if not desc.builtin and desc.pass_name in _known_names:
+            raise GeError("E13029", {"passlibname": _where(desc).rsplit(":", 1)[0],
+                                     "reason": f"ValueError: pass name {desc.pass_name} is the "
+                                               f"name of a built-in pass; choose another"})
+
+
+def blame_pass(node, error: GeError) -> GeError:
+    """Shape inference failed at `node`: when a user pass created it or one of its producers
+    (ATTR_PASS_NAME marks), E13028 naming the most recent such pass, its file and line, and the
+    op; otherwise `error` unchanged (a built-in pass failing is a compiler defect)."""
+    users = {d.pass_name: d for d in all_passes() if not d.builtin}
+    suspects = [node] + [edge[0] for edge in node.inputs() if edge is not None]
+    for suspect in suspects:
+        for name in reversed(list(suspect.attr(ATTR_PASS_NAME, []) or [])):
+            desc = users.get(name)
+            if desc is not None:
+                reason = (f"{error.message} (the graph the pass left: {suspect.type} "
+                          f"{suspect.name} was made by pass {name} at {_where(desc)})")
+                return GeError(PASS_RUN_ERROR, {"passname": name, "retcode": str(STATUS_FAILED),
+                                                "reason": reason})
+    return error
 
 
 # -- instances --------------------------------------------------------------------------------
@@ -459,6 +486,7 @@ def run_stage(graph: Graph, stage: PassStage, options: dict, report: Optional[Fu
         report.trace = True
     switches = PassSwitches.from_options(options)
     _check_unknown_names(switches, report)
+    _check_name_clashes()
     passes = sorted((d for d in all_passes() if d.stage == stage),
                     key=lambda d: d.pass_name.encode())
     # Rewrites allocate many small objects that live as long as the graph; CPython's cyclic

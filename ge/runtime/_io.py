@@ -15,6 +15,7 @@ import numpy as np
 from ge.errors import GeError
 from ge.fsutil import publish
 
+from ._aipp import DYNAMIC_AIPP_MODE
 from ._errors import BAD_INPUT, FILE_OPEN
 from ._plan import TensorSpec
 
@@ -30,6 +31,11 @@ def read_input(path: str, spec: TensorSpec) -> np.ndarray:
     size = os.path.getsize(path)
     if path.lower().endswith(".npy"):
         return _read_npy(path, spec)
+    if spec.aipp == DYNAMIC_AIPP_MODE and 0 < size < spec.nbytes:
+        # a dynamic AIPP image fills the start of its max_src_image_size buffer
+        data = np.zeros(spec.nbytes, dtype=np.uint8)
+        data[:size] = np.fromfile(path, dtype=np.uint8)
+        return data.reshape(spec.shape)
     if size != spec.nbytes:
         raise GeError(BAD_INPUT, {"reason": f"input file {path} has {size} bytes; input "
                                             f"{spec.name} ({list(spec.shape)}, {spec.dtype}) "

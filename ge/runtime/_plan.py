@@ -21,6 +21,7 @@ from ge.om.plan import KERNEL_TYPE_TE, MEMORY_ALIGN, TASK_GEN_WEIGHT_ADDR
 from ge.graph.attr_names import (ATTR_KERNEL_NAME, ATTR_KERNEL_SHA256, ATTR_KERNEL_NAME_FOR_LOAD,
     ATTR_SUBGRAPH_IR_NAMES, ATTR_PARENT_INDEX, ATTR_ORIGIN, ATTR_TARGET)
 from ge.errors import GeError
+from ge.graph import DATA_TYPES
 from ge.graph.types import DataType, to_numpy_dtype
 from ge.ops import Role, role_of
 
@@ -49,6 +50,7 @@ class TensorSpec:
     shape: tuple
     dtype: np.dtype
     index: int
+    aipp: str = ""      # _data_related_aipp_mode of an input that takes an AIPP image
 
     @property
     def nbytes(self) -> int:
@@ -213,12 +215,13 @@ def _graph_plan(gd, spaces: _Spaces, tasks: dict, graph_index: int, source: str,
         what = f"op {op.name} ({op.type})"
         if role_of(op.type) == Role.CONST:   # its bytes are in the weight space
             continue
-        if op.type == "Data":
+        if op.type in DATA_TYPES:
             if len(op.output_i) < 1 or len(op.output_desc) < 1:
                 raise GeError(BAD_PLAN, {"file": source,
                                          "reason": f"Data {op.name} has no output address"})
             view = spaces.view(op.output_i[0], op.output_desc[0], f"input {op.name}", True)
-            spec = TensorSpec(op.name, view.shape, view.dtype, int(_attr(op, "index", 0)))
+            spec = TensorSpec(op.name, view.shape, view.dtype, int(_attr(op, "index", 0)),
+                              str(_attr(op, "_data_related_aipp_mode", "")))
             plan.data.append((spec, view, _attr(op, ATTR_PARENT_INDEX)))
             continue
         inputs = _bind_inputs(op, spaces, what, source)

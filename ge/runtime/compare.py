@@ -2,6 +2,9 @@
 
     python3 -m ge.runtime.compare --onnx m.onnx --om m.om [--input a.npy,...] \\
         [--rtol 1e-4 --atol 1e-5] [--seed 0] [--freeze_inputs "k=k.npy"] [--dump]
+    python3 -m ge.runtime.compare --caffe m.prototxt --weight m.caffemodel --om m.om [--dump]
+
+The Caffe reference is OpenCV's DNN module (ge.runtime.compare_caffe).
 
 Library: `compare_model(onnx_model, om_model, inputs, rtol, atol, dump)` returns a
 `Comparison` (per output and, with dump, per node `TensorDiff` records); the caller decides
@@ -18,13 +21,14 @@ execution order) outside tolerance is the divergence point.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 import numpy as np
 
 from ge.errors import GeError
 
+from ._aipp import aipp_links, mismatch_stage, reference_features
 from ._errors import BAD_INPUT, INVALID_OM
 
 __all__ = ["TensorDiff", "Comparison", "diff", "random_inputs", "compare_model",
@@ -48,10 +52,11 @@ class Comparison:
     outputs: list = field(default_factory=list)      # [TensorDiff]
     nodes: list = field(default_factory=list)        # [TensorDiff], with dump
     unmapped: list = field(default_factory=list)     # our ops without an ONNX counterpart
+    aipp: list = field(default_factory=list)         # [TensorDiff] Aipp op vs numpy reference
 
     @property
     def ok(self) -> bool:
-        return all(d.ok for d in self.outputs)
+        return all(d.ok for d in self.outputs) and all(d.ok for d in self.aipp)
 
     @property
     def first_divergence(self) -> Optional[TensorDiff]:
@@ -83,8 +88,11 @@ def diff(name: str, reference: str, ours: np.ndarray, ref: np.ndarray, rtol: flo
         scale = float(finite.max()) if finite.size else 0.0
         bad = err > atol + rtol * np.maximum(finite, scale)
         max_abs = float(err.max()) if err.size else 0.0
+        # relative error |a - b| / max(|ref|, atol): a reference of zero (or below the
+        # absolute tolerance) does not turn a tiny difference into an astronomic ratio
+        floor = max(float(atol), np.finfo(np.float64).tiny)
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-            rel = err / np.maximum(np.abs(b), np.finfo(np.float64).tiny)
+            rel = err / np.maximum(np.abs(b), floor)
         max_rel = float(np.where(err == 0, 0.0, rel).max()) if err.size else 0.0
     first = None
     if bad.any():
@@ -181,7 +189,12 @@ def compare_model(onnx_model, om_model, inputs=None, *, rtol: float = 1e-4,
     feeds = {spec.name: value for spec, value in zip(model.inputs, inputs)}
     feeds.update(frozen or {})
     onnx_outputs = [o.name for o in proto.graph.output]
-    if dump:
+    links = aipp_links(model)
+    # an AIPP input takes a raw image: the original model gets the numpy pre-processing of it
+    references = {link.step.name: reference_features(link, list(inputs)) for link in links}
+    for link in links:
+        feeds[link.data_name] = references[link.step.name]
+    if dump or links:
         ours, seen = model.run(inputs, capture=True)
     else:
         ours, seen = model.run(inputs), None
@@ -195,6 +208,13 @@ def compare_model(onnx_model, om_model, inputs=None, *, rtol: float = 1e-4,
                                                 f"outputs)"})
         result.outputs.append(diff(model.outputs[k].name, ref_name, value, ref[ref_name],
                                    rtol, atol))
+    for link in links:
+        mine, expected = seen[link.step.name][0], references[link.step.name]
+        d = diff(link.step.name, "numpy AIPP reference", mine, expected, rtol, atol, "Aipp")
+        if not d.ok:
+            stage = mismatch_stage(link, mine, expected, d.first_bad)
+            d = replace(d, reference=f"numpy AIPP reference, stage {stage}")
+        result.aipp.append(d)
     if dump:
         _compare_nodes(result, model, proto, seen, ref, rtol, atol)
     return result
@@ -230,22 +250,27 @@ def _compare_nodes(result: Comparison, model, proto, seen: dict, ref: dict, rtol
                                      step.type))
 
 
-def format_report(result: Comparison, rtol: float, atol: float) -> str:
-    lines = [f"tolerance: |ours - onnxruntime| <= {atol:g} + {rtol:g} * max|onnxruntime| "
+def format_report(result: Comparison, rtol: float, atol: float,
+                  reference: str = "onnxruntime", tensor: str = "ONNX tensor") -> str:
+    """`reference` names the reference runtime, `tensor` what our ops are compared with."""
+    lines = [f"tolerance: |ours - {reference}| <= {atol:g} + {rtol:g} * max|{reference}| "
              "(per tensor)"]
     lines.append(f"{'output':<40} {'shape':<20} {'max abs err':>12} {'max rel err':>12}  result")
     for d in result.outputs:
         lines.append(f"{d.name[:40]:<40} {str(list(d.shape)):<20} {d.max_abs:>12.4g} "
                      f"{d.max_rel:>12.4g}  {'ok' if d.ok else 'MISMATCH'}")
+    for d in result.aipp:
+        lines.append(f"AIPP {d.name} vs {d.reference}: max abs {d.max_abs:.4g}, "
+                     f"{'ok' if d.ok else f'MISMATCH at {d.first_bad}'}")
     if result.nodes:
         bad = result.first_divergence
         lines.append(f"node comparison: {len(result.nodes)} ops compared, "
                      f"{sum(not d.ok for d in result.nodes)} outside tolerance, "
-                     f"{len(result.unmapped)} without an ONNX tensor")
+                     f"{len(result.unmapped)} without an {tensor}")
         if bad is None:
             lines.append("no divergence")
         else:
-            lines.append(f"first divergence: op {bad.name} ({bad.op_type}) vs ONNX tensor "
+            lines.append(f"first divergence: op {bad.name} ({bad.op_type}) vs {tensor} "
                          f"{bad.reference}: max abs {bad.max_abs:.4g}, max rel "
                          f"{bad.max_rel:.4g}, first bad index {bad.first_bad}")
     lines.append("result: " + ("PASS" if result.ok else "FAIL"))
@@ -256,7 +281,10 @@ def main(argv: list) -> int:
     from ._args import Opt, help_text, parse
     from ._cli import EXIT_FAIL, EXIT_OK
     table = (
-        Opt("onnx", "the ONNX model", required=True),
+        Opt("onnx", "the ONNX model (or --caffe)"),
+        Opt("caffe", "the Caffe network (.prototxt), with --weight; reference: OpenCV DNN"),
+        Opt("weight", "the Caffe weights (.caffemodel)"),
+        Opt("op_name_map", "the --op_name_map file the Caffe OM was compiled with", ""),
         Opt("om", "the OM compiled from it", required=True),
         Opt("input", "comma-separated input files in OM input order (.npy or raw .bin); "
                      "default: seeded random values"),
@@ -284,6 +312,18 @@ def main(argv: list) -> int:
             raise GeError(BAD_INPUT, {"reason": f"the model has {len(model.inputs)} input(s); "
                                                 f"{len(files)} file(s) given"})
         inputs = [read_input(p, s) for p, s in zip(files, model.inputs)]
+    if args["caffe"]:
+        from .compare_caffe import compare_caffe
+        if not args["weight"]:
+            raise GeError("E10004", {"parameter": "weight"})
+        result = compare_caffe(args["caffe"], args["weight"], model, inputs, rtol=args["rtol"],
+                               atol=args["atol"], seed=args["seed"], dump=args["dump"],
+                               op_name_map=args["op_name_map"])
+        print(format_report(result, args["rtol"], args["atol"], reference="OpenCV",
+                            tensor="equivalent Caffe layer"))
+        return EXIT_OK if result.ok else EXIT_FAIL
+    if not args["onnx"]:
+        raise GeError("E10004", {"parameter": "onnx"})
     frozen = parse_freeze_option(args["freeze_inputs"])
     result = compare_model(args["onnx"], model, inputs, rtol=args["rtol"], atol=args["atol"],
                            seed=args["seed"], dump=args["dump"], frozen=frozen)

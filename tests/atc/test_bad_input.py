@@ -119,9 +119,6 @@ def test_raw_options_cannot_set_soc(atc, work):
 
 
 @pytest.mark.parametrize("args,headline", [
-    (["--insert_op_conf=w.caffemodel"], "Not_Supported(EP0002): --insert_op_conf=w.caffemodel is"
-     " not supported by this implementation. Reason: it is not implemented for the host CPU "
-     "target."),
     (["--output_type=FP8E5M2"], "Not_Supported(EP0002): --output_type=FP8E5M2 is not supported "
      "by this implementation. Reason: it is not implemented for the host CPU target."),
     (["--input_shape=x:1,3", "--dynamic_batch_size=1,2"], "Not_Supported(EP0002): "

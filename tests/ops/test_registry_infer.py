@@ -11,7 +11,7 @@ from ge.graph.types import AttrValueType as VT, DataType as DT
 from ops_harness import build_ir
 
 SUBGRAPH_OPS = {"If", "PartitionedCall"}
-NO_KERNEL = {"Data", "If", "PartitionedCall"}  # run by the interpreter itself
+NO_KERNEL = {"Data", "AippData", "If", "PartitionedCall"}  # run by the interpreter itself
 
 
 def test_every_op_has_inference_and_kernel():

@@ -12,7 +12,7 @@ import ge
 from ge import ops
 from ge.compiler.engines import ATTR_ENGINE, GE_LOCAL, place_engines
 from ge.compiler.prepare import fold_constants, remove_bypass_ops
-from ge.graph import CONST_TYPES, Graph
+from ge.graph import CONST_TYPES, DATA_TYPES, Graph
 from ge.ops import OpDef, Port, Role, registry
 
 
@@ -80,8 +80,9 @@ def test_types_with_role_follows_the_registry():
 
 
 def test_value_constants_are_const_role():
-    # ge.graph cannot read the registry: its CONST_TYPES must agree with it.
+    # ge.graph cannot read the registry: its CONST_TYPES and DATA_TYPES must agree with it.
     assert set(CONST_TYPES) <= ops.types_with_role(Role.CONST)
+    assert set(DATA_TYPES) == ops.types_with_role(Role.DATA)
 
 
 def test_custom_bypass_op_is_removed_by_preparation():
@@ -118,7 +119,7 @@ def test_control_role_is_never_folded():
 
 # ge.graph cannot depend on ge.ops: it keeps the one definition of the ops whose output is the
 # attribute `value` (checked against the registry above).
-ALLOWED = {("graph/graph.py", "CONST_TYPES")}
+ALLOWED = {("graph/graph.py", "CONST_TYPES"), ("graph/graph.py", "DATA_TYPES")}
 
 
 def _role_literals(path: pathlib.Path):

@@ -94,13 +94,6 @@ def test_initializer_size_mismatch():
     assert err.code == "EP0101" and "w" in err.message
 
 
-def test_duplicate_node_names():
-    m = model([helper.make_node("Relu", ["x"], ["a"], name="same"),
-               helper.make_node("Relu", ["a"], ["y"], name="same")],
-              [vi("x", [1])], [vi("y", None)])
-    assert code_of(parse_onnx, m).code == "E13009"
-
-
 # -- unsupported ops and opsets ----------------------------------------------------------------
 
 def test_every_unsupported_node_in_one_report():

@@ -62,7 +62,8 @@ def test_out_nodes_select_outputs():
 
 
 @pytest.mark.parametrize("value,code", [("zz:0", "E10016"), ("r1:1", "E10003"),
-                                        ("r1", "E10003")])
+                                        ("r1", "E10016"), ("r1:x", "E10001"),
+                                        ("r1:0:0", "E10001"), ("a;r1:0", "E10001")])
 def test_out_nodes_refusals(value, code):
     with pytest.raises(GeError) as err:
         parse_onnx(two_outputs(), {"ge.outputNodeName": value})

@@ -8,6 +8,7 @@ import subprocess
 import numpy as np
 import pytest
 
+from _netron import needs_netron, netron_view
 from _om_compare import assert_same_om_except_cmdline
 
 import ge.runtime
@@ -85,11 +86,9 @@ def test_mode1_renders_and_mode6_shows_a_single_op_om(good, atc_main, tmp_path):
     assert f"Original Atc command line: pyatc --singleop={good.op_list}" in run.stdout
 
 
+@needs_netron
 def test_netron_opens_a_single_op_om(good):
-    from om.test_netron import NETRON, NODE, _netron_view
-    if not NODE or not NETRON:
-        pytest.skip("needs node and netron")
-    view = _netron_view(str(good.out / "gemm_ta.om"))
+    view = netron_view(good.out / "gemm_ta.om")
     assert view["format"] == "DaVinci OM"
     (graph,) = view["graphs"]
     assert [(n["name"], n["type"]) for n in graph["nodes"]] == [

@@ -5,12 +5,14 @@ is a symbolic link, foreign-owned or writable by group or others is refused: tru
 removes temporaries of dead processes and ages the directory once.  `get(name)` returns verified
 bytes or None (a corrupt entry is reported with a W-code, removed and counted); `put()` publishes
 all or nothing.  A file-system fault (full, read-only, not a directory) is a WP0113 warning and
-the compile goes on without the cache.  The cache knows no ops: names and metadata come from
+the compile goes on without the cache.  Remote stores (remote.py) sit behind it: a local miss
+is read through from them and published here, a new entry is written back to them.  The cache knows no ops: names and metadata come from
 ge.compiler.opcompile.
 
 Submodules, ccache style: settings (what the user asked for), key (what identifies a binary),
 store (lookup / publish / remove), evict (aging), trust (what may be used or removed, for
-compiles and maintenance alike); temporaries and the test-only fault points
+compiles and maintenance alike), remote (shared stores: remote_entry, remote_redis,
+remote_http, remote_cli); temporaries and the test-only fault points
 of publish are ge.fsutil's.
 """
 from __future__ import annotations
@@ -18,6 +20,8 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -26,6 +30,7 @@ from ge.fsutil import os_reason, sweep, temp_name
 from . import settings as _settings
 from .evict import evict
 from .key import kernel_key, kernel_name, key_material
+from .remote import RemoteCache
 from .settings import CacheSettings, resolve
 from .store import clean_stale, lookup, publish, removable, remove_entry
 from .trust import check_dir
@@ -36,6 +41,7 @@ __all__ = ["KernelCache", "CacheStats", "CacheSettings", "resolve", "kernel_key"
 log = logging.getLogger(__name__)
 WARN_CORRUPT = "WP0112"
 WARN_FAULT = "WP0113"
+PUBLISH_THREADS = 8             # remote hits published here at once: their fsyncs overlap
 
 
 @dataclass
@@ -48,6 +54,15 @@ class CacheStats:
     published: int = 0
     bypassed: int = 0
     stale_cleaned: int = 0
+    remote_hits: int = 0            # remote.RemoteCache's counts (docs/cache.md "Statistics")
+    remote_misses: int = 0
+    remote_errors: int = 0
+    remote_refused: int = 0
+    remote_published: int = 0
+    remote_bytes_read: int = 0
+    remote_bytes_written: int = 0
+    remote_seconds: float = 0.0
+    remote: str = ""                # the stores in use, passwords masked
     evicted_names: list = field(default_factory=list)
 
     def as_dict(self) -> dict:
@@ -94,6 +109,9 @@ class KernelCache:
         self.stats = CacheStats()
         self.writable = True
         self.faulted = False
+        self.remote: Optional[RemoteCache] = None
+        self._publisher: Optional[ThreadPoolExecutor] = None
+        self._lock = threading.Lock()
 
     def _fault(self, exc: OSError, fallback: str, where: str = "") -> None:
         where = where or exc.filename or self.dir
@@ -118,7 +136,17 @@ class KernelCache:
             cache._housekeeping(age)
         except OSError as exc:
             cache._fault(exc, "the cache is used but not cleaned or aged in this compile")
+        if settings.remote:
+            cache.remote = RemoteCache.open(settings.remote, settings.remote_source, cache.stats)
         return cache
+
+    def close(self) -> None:
+        """Wait for the local publishes of remote hits; close the stores' connections."""
+        if self._publisher is not None:
+            self._publisher.shutdown(wait=True)
+            self._publisher = None
+        if self.remote is not None:
+            self.remote.close()
 
     def _housekeeping(self, age: bool) -> None:
         """The default op_cache.ini, temporaries of dead processes, aging."""
@@ -136,9 +164,10 @@ class KernelCache:
                          len(result.removed), result.used_before, result.used_after)
 
     def get(self, name: str):
-        """Verified (binary, meta) of a hit, or None.  A corrupt entry is warned and removed;
-        something under the name that is not an entry is warned and left alone, and this
-        compile does not publish over it."""
+        """Verified (binary, meta) of a local hit, else of a remote one (then published here),
+        or None.  A corrupt entry is warned and removed; something under the name that is not
+        an entry is warned and left alone, and this compile does not publish over it (nor
+        reads the remote stores for it)."""
         found = lookup(self.dir, name, refresh=self.settings.aging)
         if found.status == "hit":
             self.stats.hits += 1
@@ -156,9 +185,29 @@ class KernelCache:
                                     "fallback": "it is not an entry of ours, so it is left "
                                                 "alone and the kernel is compiled without "
                                                 "the cache"})
-        return None
+                return None
+        fetched = self.remote.get(name) if self.remote is not None else None
+        if fetched is not None:
+            self._publish_soon(name, *fetched)
+        return fetched
+
+    def _publish_soon(self, name: str, binary: bytes, meta: dict) -> None:
+        """Publish a remote hit here in the background (done by close()): its bytes are
+        verified and already in use, and publishes in threads overlap their fsyncs (ResNet-50's
+        44 entries: 0.7 s one after the other, 0.08 s in 8 threads)."""
+        if self._publisher is None:
+            self._publisher = ThreadPoolExecutor(PUBLISH_THREADS,
+                                                 thread_name_prefix="kernel-cache-publish")
+        self._publisher.submit(self._publish, name, binary, meta)
 
     def put(self, name: str, binary: bytes, meta: dict, replace: bool = False) -> str:
+        """Publish here (see _publish) and write back to the remote stores."""
+        status = self._publish(name, binary, meta, replace)
+        if self.remote is not None:
+            self.remote.put(name, binary, meta)
+        return status
+
+    def _publish(self, name: str, binary: bytes, meta: dict, replace: bool = False) -> str:
         """"published", "replaced", "exists", "foreign" (something else has the name), or
         "skipped" once a publish of this compile failed (the kernel is used all the same)."""
         if not self.writable:
@@ -166,10 +215,12 @@ class KernelCache:
         try:
             status = publish(self.dir, name, binary, meta, replace=replace)
         except OSError as exc:
-            self.writable = False
-            # the directory, not the temporary name the publish failed on
-            self._fault(exc, "new kernels are not added to it in this compile", self.dir)
+            with self._lock:
+                self.writable = False
+                # the directory, not the temporary name the publish failed on
+                self._fault(exc, "new kernels are not added to it in this compile", self.dir)
             return "skipped"
         if status not in ("exists", "foreign"):
-            self.stats.published += 1
+            with self._lock:
+                self.stats.published += 1
         return status

@@ -5,6 +5,8 @@ verify  judge every entry as a compile's lookup does: one WP0112 line per bad en
         any (with --fix, bad entries are removed)
 clean   remove temporaries of dead processes, then age the cache as a compile would (--all:
         every entry); one line per path removed (--dry-run: that would be removed)
+push    send the sound local entries to the remote stores (remote_cli.py)
+verify --remote / stats --remote [STORES]   the same for the remote stores
 
 D is the cache root (default: ASCEND_CACHE_PATH, else $HOME/atc_data), as for
 --op_compiler_cache_dir.  Every command applies a compile's trust rule (trust.py): a root,
@@ -27,6 +29,7 @@ from .evict import LOCK_NAME, evict, used_bytes
 from .key import ENTRY_NAME
 from .store import clean_stale, list_entries, lookup, removable, remove_entry
 from .trust import check_dir, entry_problem
+from . import remote_cli
 
 CHECK_FAILED = "EP0115"
 FAILED = 255
@@ -171,16 +174,22 @@ def cmd_clean(run: _Run, root: str, soc: str, every: bool, dry_run: bool) -> Non
 def main(argv=None) -> int:
     stdio.guard_std_fds()
     parser = argparse.ArgumentParser(prog="python3 -m ge.compiler.cache")
-    parser.add_argument("command", choices=("stats", "verify", "clean"))
+    parser.add_argument("command", choices=("stats", "verify", "clean", "push"))
     parser.add_argument("--dir", default="", help="cache root (as --op_compiler_cache_dir)")
     parser.add_argument("--soc", default="", help="only this SoC directory")
     parser.add_argument("--fix", action="store_true", help="verify: remove corrupt entries")
     parser.add_argument("--all", action="store_true", help="clean: remove every entry")
     parser.add_argument("--dry-run", action="store_true", help="clean: only report")
+    parser.add_argument("--remote", nargs="?", const="", default=None, metavar="STORES",
+                        help="verify/stats the remote stores (default: the configured ones)")
     args = parser.parse_args(argv)
     run = _Run()
     try:
         root = cfg.cache_root({cfg.OPT_DIR: args.dir}, os.environ)
+        if args.command == "push" or args.remote is not None:
+            dirs = _soc_dirs(run, root, args.soc) if args.command == "push" else []
+            status = remote_cli.main(args.command, root, dirs, args.remote or "", args.fix)
+            return run.status or status
         if args.command == "stats":
             cmd_stats(run, root, args.soc)
         elif args.command == "verify":

@@ -18,7 +18,7 @@ from ge.fsutil import os_reason, read_text_regular
 
 __all__ = ["CacheSettings", "resolve", "parse_ini", "read_ini_text", "size_limits",
            "parse_op_debug_config", "DEFAULT_MAX_MB", "DEFAULT_RATIO", "INI_NAME", "INI_SECTION",
-           "MODES"]
+           "MODES", "remote_storage"]
 
 MODES = ("enable", "force", "disable")
 DEFAULT_MODE = "enable"                # seed: enable is the default for every entry point
@@ -37,6 +37,9 @@ OPT_DIR = "ge.op_compiler_cache_dir"
 OPT_SOC = "ge.socVersion"
 OPT_DEBUG_LEVEL = "ge.opDebugLevel"
 OPT_DEBUG_CONFIG = "op_debug_config"
+OPT_REMOTE = "ge.op_compiler_remote_cache"    # ours (CANN has no remote cache): docs/cache.md
+ENV_REMOTE = "PYATC_REMOTE_CACHE"
+INI_REMOTE = "remote_storage"
 WARN_SETTING = "WP0111"
 
 
@@ -54,6 +57,8 @@ class CacheSettings:
     debug_list: tuple = ()         # op names / "OpType::X" items compiled fresh
     debug_flags: tuple = ()        # extra compiler flags from debug options
     notes: list = field(default_factory=list, compare=False)
+    remote: str = ""               # the remote stores (remote.py syntax), "" = none
+    remote_source: str = ""        # where `remote` was set (for warnings)
 
     @property
     def aging(self) -> bool:
@@ -204,6 +209,19 @@ def size_limits(ini_text: Optional[str], env: Mapping[str, str], ini_path: str =
     return mx, rt, source
 
 
+def remote_storage(options: Mapping[str, str], ini_text: Optional[str],
+                   env: Mapping[str, str], ini_path: str = INI_NAME) -> tuple:
+    """(stores, source): the GE option > op_cache.ini's remote_storage > PYATC_REMOTE_CACHE
+    (the local sizes' order, with the option on top as for the directory); ("", "") = none."""
+    section = parse_ini(ini_text).get(INI_SECTION, {}) if ini_text is not None else {}
+    for value, source in ((options.get(OPT_REMOTE), OPT_REMOTE),
+                          (section.get(INI_REMOTE), f"{ini_path}: {INI_REMOTE}"),
+                          (env.get(ENV_REMOTE), ENV_REMOTE)):
+        if value and value.strip():
+            return value.strip(), source
+    return "", ""
+
+
 # ---- op debug options (spec §4, §5) -------------------------------------------------------
 
 _DEBUG_CC_FLAGS = {"ccec_O0": ("-O0",), "ccec_g": ("-g",)}
@@ -266,5 +284,7 @@ def resolve(options: Mapping[str, str], env: Optional[Mapping[str, str]] = None,
         if not debug_list and not bypass:
             bypass = "op_debug_config without op_debug_list"
     enabled = mode != "disable" and not bypass
+    remote, remote_source = remote_storage(options, ini_text, env, ini_path)
     return CacheSettings(mode, enabled, root, cache_dir, ini_path, max_mb, ratio, source,
-                         bypass, debug_list, debug_flags)
+                         bypass, debug_list, debug_flags, remote=remote,
+                         remote_source=remote_source)

@@ -35,7 +35,8 @@ from .key import ENTRY_NAME
 from .trust import BIN_SUFFIX, discard_dir, entry_problem, temp_problem, untrusted
 
 __all__ = ["Lookup", "lookup", "publish", "remove_entry", "removable", "clean_stale",
-           "list_entries", "entry_size", "entry_mtime", "BIN_SUFFIX"]
+           "list_entries", "entry_size", "entry_mtime", "entry_meta", "check_entry", "BIN_SUFFIX",
+           "META_LIMIT", "BINARY_LIMIT"]
 
 FILE_MODE = 0o640
 DIR_MODE = 0o750
@@ -127,7 +128,7 @@ def lookup(cache_dir: str, name: str, refresh: bool = True) -> Lookup:
             return Lookup("corrupt", reason=str(exc), inode=inode)
         except OSError as exc:      # not a regular file, too big, unreadable, I/O error
             return Lookup("corrupt", reason=f"{exc.filename}: {exc.strerror}", inode=inode)
-        reason = _check(meta, name, binary)
+        reason = check_entry(meta, name, binary)
         if reason:
             return Lookup("corrupt", reason=reason, inode=inode)
         if refresh:
@@ -140,7 +141,9 @@ def lookup(cache_dir: str, name: str, refresh: bool = True) -> Lookup:
         os.close(dir_fd)
 
 
-def _check(meta, name: str, binary: bytes) -> str:
+def check_entry(meta, name: str, binary: bytes) -> str:
+    """Why `meta` and `binary` are not entry `name` ("" when they are): the check of every hit,
+    local or remote."""
     if not isinstance(meta, dict):
         return "JSON is not an object"
     if meta.get("binFileName") != name or meta.get("binFileSuffix") != BIN_SUFFIX:
@@ -151,6 +154,13 @@ def _check(meta, name: str, binary: bytes) -> str:
     if meta.get("sha256") != actual:
         return f"sha256 of the binary is {actual}, JSON records {meta.get('sha256')}"
     return ""
+
+
+def entry_meta(name: str, binary: bytes, meta: dict) -> dict:
+    """The JSON of entry `name`: the kernel's metadata, the names and the binary's size and
+    sha256 (what check_entry verifies)."""
+    return dict(meta, kernelName=name, binFileName=name, binFileSuffix=BIN_SUFFIX,
+                size=len(binary), sha256=hashlib.sha256(binary).hexdigest())
 
 
 def _write_file(dir_path: str, name: str, data: bytes, step_partial: str) -> None:
@@ -180,8 +190,7 @@ def publish(cache_dir: str, name: str, binary: bytes, meta: dict, replace: bool 
     """Commit one entry; returns "published", "replaced", "exists" (another process won) or
     "foreign" (something that is not an entry has the name: it is left alone, nothing is
     committed)."""
-    meta = dict(meta, kernelName=name, binFileName=name, binFileSuffix=BIN_SUFFIX,
-                size=len(binary), sha256=hashlib.sha256(binary).hexdigest())
+    meta = entry_meta(name, binary, meta)
     tmp = temp_name(os.path.join(cache_dir, name))
     os.mkdir(tmp, DIR_MODE)
     fault_point("cache.tmpdir_created")

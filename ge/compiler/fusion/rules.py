@@ -77,37 +77,45 @@ def _replace(graph: Graph, out: Node, op_type: str, name: str, slots: list,
 
 
 def fold_conv_batchnorm(graph: Graph) -> int:
-    """Conv2D(x, W, b?) -> BatchNorm(inference)  ==>  Conv2D(x, W', b')."""
+    """Conv2D(x, W, b?) -> BatchNorm(inference)  ==>  Conv2D(x, W', b'); a chain of them
+    (Caffe's BatchNorm then Scale) folds into the one convolution."""
     count = 0
     for conv in graph.topo_order():
-        if conv.type != "Conv2D" or conv.graph is None:
-            continue
-        bn = _single_consumer(conv)
-        if bn is None or bn.type != "BatchNorm" or bn.input(0) != (conv, 0):
-            continue
-        if bn.attr("is_training", True) or not _only_output_used(bn):
-            continue
-        if conv.attr("data_format", "NHWC") != "NCHW" or bn.attr("data_format") != "NCHW":
-            continue
-        weight = input_const(conv, 1)
-        params = [input_const(bn, i) if bn.num_inputs > i else None for i in range(1, 5)]
-        if weight is None or weight.dtype != np.float32 or any(p is None for p in params):
-            continue
-        bias = input_const(conv, 2) if conv.num_inputs > 2 else None
-        if conv.num_inputs > 2 and conv.input(2) is not None and bias is None:
-            continue
-        scale, offset, mean, var = (p.astype(np.float64) for p in params)
-        factor = scale / np.sqrt(var + float(bn.attr("epsilon", 1e-4)))
-        # one fp32 pass over the (large) filter: the factor is exact to fp32 rounding, the
-        # product is rounded once, as when onnxruntime folds the same pair
-        new_w = weight * factor.astype(np.float32).reshape(-1, 1, 1, 1)
-        b0 = np.zeros_like(mean) if bias is None else bias.astype(np.float64)
-        new_b = ((b0 - mean) * factor + offset).astype(np.float32)
-        slots = _anchors(conv, max(conv.num_inputs, 3))
-        slots[1:3] = [new_w, new_b]
-        _replace(graph, bn, conv.type, conv.name, slots, attrs_from=conv)
-        count += 1
+        while conv is not None and _fold_one_batchnorm(graph, conv):
+            count += 1
+            conv = graph.node(conv.name)        # the folded convolution keeps the name
     return count
+
+
+def _fold_one_batchnorm(graph: Graph, conv: Node) -> bool:
+    """Fold the inference BatchNorm that alone reads `conv` into it; False when none does."""
+    if conv.type != "Conv2D" or conv.graph is None:
+        return False
+    bn = _single_consumer(conv)
+    if bn is None or bn.type != "BatchNorm" or bn.input(0) != (conv, 0):
+        return False
+    if bn.attr("is_training", True) or not _only_output_used(bn):
+        return False
+    if conv.attr("data_format", "NHWC") != "NCHW" or bn.attr("data_format") != "NCHW":
+        return False
+    weight = input_const(conv, 1)
+    params = [input_const(bn, i) if bn.num_inputs > i else None for i in range(1, 5)]
+    if weight is None or weight.dtype != np.float32 or any(p is None for p in params):
+        return False
+    bias = input_const(conv, 2) if conv.num_inputs > 2 else None
+    if conv.num_inputs > 2 and conv.input(2) is not None and bias is None:
+        return False
+    scale, offset, mean, var = (p.astype(np.float64) for p in params)
+    factor = scale / np.sqrt(var + float(bn.attr("epsilon", 1e-4)))
+    # one fp32 pass over the (large) filter: the factor is exact to fp32 rounding, the
+    # product is rounded once, as when onnxruntime folds the same pair
+    new_w = weight * factor.astype(np.float32).reshape(-1, 1, 1, 1)
+    b0 = np.zeros_like(mean) if bias is None else bias.astype(np.float64)
+    new_b = ((b0 - mean) * factor + offset).astype(np.float32)
+    slots = _anchors(conv, max(conv.num_inputs, 3))
+    slots[1:3] = [new_w, new_b]
+    _replace(graph, bn, conv.type, conv.name, slots, attrs_from=conv)
+    return True
 
 
 def _matmul_bias_slot(op_type: str) -> int | None:

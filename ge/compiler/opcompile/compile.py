@@ -205,6 +205,8 @@ def compile_ops(graph, options: Mapping[str, str]) -> CompiledKernels:
             if cache is not None and not task.bypass:
                 cache.put(task.name, task.binary, task.meta, replace=settings.mode == "force")
         write_kernel_meta([t for t in pending if t.bypass], options)
+    if cache is not None:
+        cache.close()                   # connections to remote stores
     result = CompiledKernels()
     seen = set()
     for node, task in node_task:
@@ -223,5 +225,9 @@ def compile_ops(graph, options: Mapping[str, str]) -> CompiledKernels:
                         seconds=round(time.monotonic() - started, 3))
     log.info("op compile: %(nodes)d nodes, %(kernels)d kernels, hits=%(hits)d "
              "misses=%(misses)d compiles=%(compiles)d evictions=%(evictions)d "
-             "corrupt=%(corrupt)d jobs=%(jobs)d mode=%(mode)s cache=%(cache_dir)s", result.stats)
+             "corrupt=%(corrupt)d jobs=%(jobs)d mode=%(mode)s cache=%(cache_dir)s "
+             "remote_hits=%(remote_hits)d remote_misses=%(remote_misses)d "
+             "remote_errors=%(remote_errors)d remote_refused=%(remote_refused)d "
+             "remote_bytes=%(remote_bytes_read)d/%(remote_bytes_written)d "
+             "remote_seconds=%(remote_seconds).3f remote=%(remote)s", result.stats)
     return result

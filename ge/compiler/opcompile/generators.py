@@ -14,7 +14,7 @@ from typing import Callable, Optional
 
 from ge import ops
 
-from . import gen_elementwise, gen_layout, gen_matmul, gen_pool, gen_reduce
+from . import gen_aipp, gen_elementwise, gen_layout, gen_matmul, gen_pool, gen_quant, gen_reduce
 from . import gen_recurrent
 from .cgen import KernelSource, Unsupported
 
@@ -41,6 +41,10 @@ RENDERERS = {
     "pool": ("pool", gen_pool.VERSION, gen_pool.render_pool),
     "layout": ("layout", gen_layout.VERSION, gen_layout.render_layout),
     "recurrent": ("recurrent", gen_recurrent.VERSION, gen_recurrent.render_recurrent),
+    "aipp": ("aipp", gen_aipp.VERSION, gen_aipp.render_aipp),
+    "quant": ("quant", gen_quant.VERSION, gen_quant.render_quant),
+    "quant_matmul": ("quant", gen_quant.VERSION, gen_quant.render_quant_matmul),
+    "quant_conv": ("quant", gen_quant.VERSION, gen_quant.render_quant_conv),
 }
 
 

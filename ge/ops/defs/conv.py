@@ -17,7 +17,7 @@ import itertools
 
 import numpy as np
 
-from ._common import (VT, AttrSpec, OpDef, Port, const_ints, dtype_of, fail, register,
+from ._common import (DT, VT, AttrSpec, OpDef, Port, const_ints, dtype_of, fail, register,
                       shape_of)
 
 FAMILY = "conv"
@@ -98,8 +98,15 @@ def _to_channels_first(x, w, fmt, nsp):
 
 
 def _compute_dtype(x):
+    if x.dtype.kind in "iu":  # int8 convolution (AMCT models): exact int64 accumulation
+        return np.int64
     return np.float32 if x.dtype == np.float16 else (
         np.float64 if x.dtype == np.float64 else np.float32)
+
+
+def _out_dtype(dt):
+    """int8 / uint8 convolutions accumulate into int32 (CANN's quantized Conv2D)."""
+    return DT.DT_INT32 if dt in (DT.DT_INT8, DT.DT_UINT8) else dt
 
 
 def conv_nd(x, w, ss, ds, pb, pe, groups):
@@ -135,7 +142,7 @@ def _conv_kernel(nsp):
             y = y + bias.astype(cd).reshape((1, -1) + (1,) * nsp)
         if _channels_last(fmt):
             y = np.moveaxis(y, 1, -1)
-        return [y.astype(x.dtype)]
+        return [y.astype(np.int32 if x.dtype.kind in "iu" else x.dtype)]
     return kernel
 
 
@@ -154,7 +161,7 @@ def _split_shapes(fmt, xs, ws, nsp, transposed):
 def _conv_infer(nsp):
     def infer(ctx):
         xs, ws = shape_of(ctx, 0), shape_of(ctx, 1)
-        dt = dtype_of(ctx, 0)
+        dt = _out_dtype(dtype_of(ctx, 0))
         if xs is None or ws is None:
             return [(None, dt)]
         if len(xs) != nsp + 2 or len(ws) != nsp + 2:

@@ -39,11 +39,28 @@ def infer_batch_norm(ctx):
     return [(xs, dt)] + [((c,), stat_dt)] * 5
 
 
+def _inference_batch_norm(x, scale, offset, mean, var, epsilon, axis):
+    """float32 inference as onnxruntime rounds it: x * s + (offset - mean * s) with
+    s = scale / sqrt(var + epsilon) taken as (1 / sqrt(...)) * scale, each step in float32.
+    Bit-equal results matter where a quantize follows (a one-ulp change moves a value across a
+    rounding boundary of the quantized tensor)."""
+    f = np.float32
+    s = (f(1) / np.sqrt(var.astype(f) + f(epsilon))) * scale.astype(f)
+    bias = offset.astype(f) - mean.astype(f) * s
+    shape = [1] * x.ndim
+    shape[axis] = -1
+    return x * s.reshape(shape) + bias.reshape(shape)
+
+
 def kernel_batch_norm(ins, attrs):
     x, scale, offset = ins[0], ins[1], ins[2]
     mean = ins[3] if len(ins) > 3 else None
     var = ins[4] if len(ins) > 4 else None
     axis = _channel_axis(attrs["data_format"], x.ndim)
+    if x.dtype == np.float32 and not attrs["is_training"] and mean is not None \
+            and var is not None:
+        return [_inference_batch_norm(x, scale, offset, mean, var, attrs["epsilon"], axis)] + \
+            [t.astype(scale.dtype) for t in (mean, var, mean, var, var)]
     x64 = x.astype(np.float64)
     red = tuple(i for i in range(x.ndim) if i != axis)
     if attrs["is_training"] or mean is None or var is None:
@@ -149,19 +166,32 @@ register(OpDef("InstanceNorm", inputs=(Port("x"), Port("gamma"), Port("beta")),
 
 # ---- LRN ------------------------------------------------------------------------------------
 
+def _window_sum(v, r, axes):
+    """Sum of v over a window of radius r along each of `axes`, zeros outside."""
+    for axis in axes:
+        pad = [(0, 0)] * v.ndim
+        pad[axis] = (r, r)
+        padded = np.pad(v, pad)
+        n = v.shape[axis]
+        v = sum(np.take(padded, range(k, k + n), axis=axis) for k in range(2 * r + 1))
+    return v
+
+
 def kernel_lrn(ins, attrs):
     """y = x / (bias + alpha * sum_{c-r..c+r} x^2) ^ beta over channels (axis 1, NCHW).
 
     ONNX LRN(size, alpha, beta, bias) maps to depth_radius = (size-1)//2, alpha = alpha/size
-    (exact for odd size, which is what exporters emit)."""
+    (exact for odd size, which is what exporters emit).  norm_region WITHIN_CHANNEL (Caffe)
+    sums over a (2r+1) x (2r+1) spatial window of each channel instead."""
     x = ins[0]
-    if attrs["norm_region"] != "ACROSS_CHANNELS":
-        raise ValueError(f"LRN norm_region {attrs['norm_region']!r} is not supported")
     r = int(attrs["depth_radius"])
     x64 = x.astype(np.float64)
-    sq = np.pad(x64 ** 2, [(0, 0), (r, r)] + [(0, 0)] * (x.ndim - 2))
-    c = x.shape[1]
-    total = sum(sq[:, k:k + c] for k in range(2 * r + 1))
+    if attrs["norm_region"] == "WITHIN_CHANNEL":  # Caffe: a (2r+1)² window on each plane
+        total = _window_sum(x64 ** 2, r, axes=tuple(range(2, x.ndim)))
+    elif attrs["norm_region"] == "ACROSS_CHANNELS":
+        total = _window_sum(x64 ** 2, r, axes=(1,))
+    else:
+        raise ValueError(f"LRN norm_region {attrs['norm_region']!r} is not supported")
     y = x64 / (attrs["bias"] + attrs["alpha"] * total) ** attrs["beta"]
     return [y.astype(x.dtype)]
 
@@ -178,4 +208,5 @@ register(OpDef("LRN", inputs=(Port("x"),), outputs=(Port("y"),),
                       AttrSpec("alpha", VT.VT_FLOAT, 1.0), AttrSpec("beta", VT.VT_FLOAT, 0.5),
                       AttrSpec("norm_region", VT.VT_STRING, "ACROSS_CHANNELS")),
                infer=infer_lrn, kernel=kernel_lrn, family=FAMILY,
-               doc="local response normalization across channels (axis 1)"))
+               doc="local response normalization across channels (axis 1) or within each "
+                   "channel's spatial window (norm_region WITHIN_CHANNEL)"))

@@ -67,6 +67,30 @@ def name_unnamed_nodes(g: GraphProto, counter: list) -> None:
             queue += [sub for _, sub in _subgraph_attrs(n)]
 
 
+def unique_node_names(g: GraphProto) -> dict:
+    """Repeated node names (valid ONNX) made unique per graph: a later node named like an
+    earlier one becomes `<name>_<k>` (the smallest k free in that graph).  Returns
+    {(new name, outputs): original name}, so the IR node can still record the name the model
+    gave it (`_datadump_original_op_names`)."""
+    original: dict = {}
+    queue = [g]
+    while queue:
+        graph = queue.pop(0)
+        taken = {n.name for n in graph.node}
+        seen: set = set()
+        for n in graph.node:
+            if n.name in seen:
+                k = 1
+                while f"{n.name}_{k}" in taken:
+                    k += 1
+                original[(f"{n.name}_{k}", tuple(n.output))] = n.name
+                n.name = f"{n.name}_{k}"
+                taken.add(n.name)
+            seen.add(n.name)
+            queue += [sub for _, sub in _subgraph_attrs(n)]
+    return original
+
+
 def read_opsets(model: onnx.ModelProto) -> dict:
     opsets: dict[str, int] = {}
     for entry in model.opset_import:  # later duplicates overwrite (spec §1.2.2)
@@ -77,7 +101,7 @@ def read_opsets(model: onnx.ModelProto) -> dict:
 # -- pre-check ----------------------------------------------------------------------------------
 
 def precheck(g: GraphProto, opsets: dict, prefix: str = "") -> None:
-    """Every unsupported node in one E13010 report; duplicate names E13009.
+    """Every unsupported node in one E13010 report (names are unique: unique_node_names).
 
     A missing IR proto (E10501) is reported when the converter emits it: which IR types a row
     produces depends on the node (Conv 2-D vs 3-D), so it cannot be known here."""
@@ -85,12 +109,8 @@ def precheck(g: GraphProto, opsets: dict, prefix: str = "") -> None:
 
     def visit(graph: GraphProto, prefix: str) -> None:
         _check_single_writers(graph, prefix)
-        seen: set[str] = set()
         for n in graph.node:
             full = f"{prefix}/{n.name}" if prefix else n.name
-            if n.name in seen:
-                raise GeError("E13009", {"opname": full})
-            seen.add(n.name)
             domain = n.domain or "ai.onnx"
             if domain not in opsets:
                 raise invalid_model("", f"node {full} uses domain {domain}, which the model "
@@ -143,7 +163,11 @@ def _static_shape(value_info) -> Optional[list]:
     t = value_info.type
     if not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
         return None
-    return [d.dim_value if d.HasField("dim_value") else -1 for d in t.tensor_type.shape.dim]
+    dims = [d.dim_value if d.HasField("dim_value") else -1 for d in t.tensor_type.shape.dim]
+    if any(d < -1 for d in dims):    # -1: unknown, as some exporters write it
+        raise invalid_model("", f"tensor {value_info.name} has the shape {dims}: a dimension "
+                            "is a size (>= 0), -1 or symbolic (dim_param)")
+    return dims
 
 
 @dataclass
@@ -153,6 +177,7 @@ class _State:
     options: ParseOptions
     model_dir: Optional[str]
     counter: int = 0                              # PartitionedCall_<inner>_<counter>
+    renamed: dict = field(default_factory=dict)   # unique_node_names: (name, outputs) -> original
     onnx_outputs: dict = field(default_factory=dict)   # root ONNX node -> [Edge | None]
 
 
@@ -294,6 +319,7 @@ class _GraphBuilder:
                 names |= outer_names(sub)
         if self.is_root:
             names |= {n for n, _ in self.state.options.out_nodes}  # resolved by node name
+            names |= set(self.state.options.out_tensors)
         return names
 
     def convert(self, proto: onnx.NodeProto, consumed: set) -> None:
@@ -309,8 +335,10 @@ class _GraphBuilder:
             in_names += captures
         used = [bool(o) and (o in consumed or (self.is_root and proto.name in consumed))
                 for o in proto.output]
+        original = self.state.renamed.get((proto.name, tuple(proto.output)), proto.name)
         ctx = NodeCtx(self.graph, proto, name, opset, ins, in_names, used, self.const_of,
                       self.shape_of, model_dir=self.state.model_dir,
+                      origin=self.full_name(original),
                       build_branch=lambda node, attr, idx: self.build_branch(proto, node, attr,
                                                                              idx))
         try:
@@ -360,6 +388,13 @@ class _GraphBuilder:
 
     # -- outputs -------------------------------------------------------------------------------
     def output_edges(self) -> list:
+        if self.is_root and self.state.options.out_tensors:
+            edges = []
+            for name in self.state.options.out_tensors:
+                if name not in self.scope:
+                    raise GeError("E10016", {"opname": name, "parameter": "out_nodes"})
+                edges.append((name, self.scope[name]))
+            return edges
         if self.is_root and self.state.options.out_nodes:
             edges = []
             for name, index in self.state.options.out_nodes:
@@ -406,10 +441,11 @@ def build_graph(model: onnx.ModelProto, options: ParseOptions, model_dir: Option
                 graph_name: str) -> Graph:
     """The whole parse of a (copied, mutable) ModelProto."""
     name_unnamed_nodes(model.graph, [0])
+    renamed = unique_node_names(model.graph)
     opsets = read_opsets(model)
     precheck(model.graph, opsets)
     root = Graph(graph_name)
-    state = _State(root, opsets, options, model_dir)
+    state = _State(root, opsets, options, model_dir, renamed=renamed)
     _GraphBuilder(state, model.graph, root, "", []).build()
     return root
 

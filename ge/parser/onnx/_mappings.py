@@ -14,6 +14,7 @@ from typing import Callable, Optional
 from . import _convert_array as A
 from . import _convert_nn as N
 from . import _convert_recurrent as R
+from . import _convert_quant as Q
 from ._context import NodeCtx
 
 __all__ = ["OnnxOp", "MAPPINGS", "KEYS", "SUPPORTED_OPSETS", "lookup", "make_key"]
@@ -159,6 +160,20 @@ MAPPINGS: tuple[OnnxOp, ...] = (
     _row("LSTM", _STD, ("CommonLSTM", "TransposeD"), R.recurrent),
     _row("GRU", _STD, ("CommonGRU", "TransposeD"), R.recurrent),
     _row("RNN", _STD, ("CommonRNN", "TransposeD"), R.recurrent, ours=True),
+    # ---- quantization (docs/parser.md, "Quantization") -----------------------------------
+    _row("QuantizeLinear", _since(10), "Quantize", Q.quantize_linear),
+    _row("DequantizeLinear", _since(10), "DequantizeLinear", Q.dequantize_linear, ours=True),
+    _row("DynamicQuantizeLinear", _since(11), "DynamicQuantizeLinear",
+         one_to_one("DynamicQuantizeLinear", num_outputs=3), ours=True),
+    _row("MatMulInteger", _since(10), "MatMulInteger", ours=True),
+    _row("QLinearMatMul", _since(10), "QLinearMatMul", ours=True),
+    _row("ConvInteger", _since(10), "ConvInteger", Q.conv_integer, ours=True),
+    _row("QLinearConv", _since(10), "QLinearConv", Q.qlinear_conv, ours=True),
+    _row("AscendQuant", _since(8, 22), "AscendQuant", Q.ascend_quant),
+    _row("AscendDequant", _since(8, 22), "AscendDequant", Q.ascend_dequant),
+    _row("AscendAntiQuant", _since(8, 22), "AscendAntiQuant", Q.ascend_anti_quant),
+    _row("AscendWeightQuant", _since(8, 22), "AscendWeightQuant", Q.ascend_weight_quant,
+         ours=True),
 )
 
 

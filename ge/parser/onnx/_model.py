@@ -17,6 +17,7 @@ from onnx import TensorProto
 from ge.errors import GeError
 from ge.fsutil import MODEL_LIMIT, open_regular, os_reason, read_regular
 from ge.graph import DataType
+from ge.proto.schema import is_repeated
 
 __all__ = ["ONNX_TO_GE_DTYPE", "ge_dtype", "load_model_bytes", "read_model_file",
            "tensor_to_array"]
@@ -80,7 +81,29 @@ def load_model_bytes(data: bytes, label: str = "<memory>") -> onnx.ModelProto:
         raise _load_failed(label, "it is not an ONNX model (no ir_version, no opset_import)")
     if not model.HasField("graph"):
         raise GeError("E16004", {})
+    bad = _undecodable_text(model)
+    if bad is not None:
+        raise invalid_model(label, f"the text {bad[1]!r} in {bad[0]} is not valid UTF-8")
     return model
+
+
+def _undecodable_text(message, path: str = "model"):
+    """(field path, bytes) of the first string field that is not UTF-8 (protobuf hands such
+    proto2 strings over as bytes): a name nothing downstream could write or print; or None."""
+    for field, value in message.ListFields():
+        repeated = is_repeated(field)
+        items = value if repeated else [value]
+        if field.type == field.TYPE_STRING:
+            bad = next((text for text in items if isinstance(text, bytes)), None)
+            if bad is not None:
+                return f"{path}.{field.name}", bad
+        elif field.type == field.TYPE_MESSAGE:
+            for i, item in enumerate(items):
+                found = _undecodable_text(item, f"{path}.{field.name}" + (f"[{i}]" if repeated
+                                                                            else ""))
+                if found is not None:
+                    return found
+    return None
 
 
 def read_model_file(path: str) -> bytes:
@@ -184,6 +207,9 @@ def external_location(t: TensorProto, model_dir: str | None, what: str) -> tuple
     if model_dir is None:
         raise _bad_path(location, f"tensor {what} uses external data, which needs the model "
                         "to be read from a file")
+    if "\0" in location:
+        raise _bad_path(location.replace("\0", "\\0"), f"the external data location of "
+                        f"tensor {what} contains a NUL character")
     if os.path.isabs(location) or location.startswith(("/", "\\")) or ":" in location[:3]:
         raise _bad_path(location, f"external data of tensor {what} must be a path relative "
                         "to the model directory")

@@ -3,7 +3,7 @@
 `input_shape` (alias `ge.inputShape`): static dims replace a Data node's model shape; `-1` and
 `a~b` ranges are dynamic shapes, which this implementation refuses (EP0002).  `input_format`:
 NCHW (default for ONNX), ND or NCDHW.  `ge.outputNodeName` (alias `out_nodes`): `name:index;...`
-selects the graph outputs.  `ge.outputDatatype` is applied by the compiler, not here.
+or output tensor names `t1;t2` select the graph outputs.  `ge.outputDatatype` is applied by the compiler, not here.
 """
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from ge.errors import GeError
 from ge.graph import Format
 
+from .._input_shape import parse_input_shape
+
 __all__ = ["ParseOptions", "read_options"]
 
 INPUT_FORMATS = {"NCHW": Format.FORMAT_NCHW, "ND": Format.FORMAT_ND,
                  "NCDHW": Format.FORMAT_NCDHW}
-_SHAPE_SAMPLE = '"input_name1:n1,c1,h1,w1;input_name2:n2,c2,h2,w2"'
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,7 @@ class ParseOptions:
     input_shapes: dict = field(default_factory=dict)   # Data name -> list[int]
     input_format: Format = Format.FORMAT_NCHW
     out_nodes: tuple = ()                              # ((onnx node name, output index), ...)
+    out_tensors: tuple = ()                            # (onnx tensor name, ...)
 
 
 def _first(options: dict, *keys: str) -> str:
@@ -34,51 +36,33 @@ def _first(options: dict, *keys: str) -> str:
     return ""
 
 
-def _shape_error(value: str, reason: str) -> GeError:
-    return GeError("E10002", {"value": value, "reason": reason, "format": _SHAPE_SAMPLE})
+_OUT_NODES_FORMAT = ('The parameter format is invalid. Valid format: '
+                     '"node_name1:0;node_name1:1;node_name2:0".')
 
 
-def parse_input_shape(text: str) -> dict:
-    shapes: dict[str, list[int]] = {}
-    if "~" in text or "-1" in text:  # spec §6.12: the range / unknown-dim form
-        raise GeError("EP0002", {"feature": f"A dynamic shape in --input_shape ({text})",
-                                 "reason": "-1 dimensions and a~b ranges need dynamic shape "
-                                           "support; give every dimension as a positive "
-                                           "integer"})
-    for entry in text.split(";"):
-        if ":" not in entry:
-            raise _shape_error(entry, "The shape must contain two parts: name and value")
-        name, _, dims_text = entry.rpartition(":")
-        if not name:
-            raise _shape_error(entry, "The input name is empty")
-        dims: list[int] = []
-        for d in (dims_text.split(",") if dims_text.strip() else []):
-            d = d.strip()
-            if not d:
-                raise GeError("E10014", {"value": entry, "parameter": "input_shape"})
-            if "." in d:
-                raise _shape_error(entry, "The float number is unsupported")
-            if not d.lstrip("-").isdigit():
-                raise _shape_error(entry, "It is not a digit")
-            if int(d) <= 0:
-                raise GeError("E10011", {"value": entry, "dim": d})
-            dims.append(int(d))
-        shapes[name] = dims
-    return shapes
+def _out_nodes_error(value: str, reason: str) -> GeError:
+    return GeError("E10001", {"value": value, "parameter": "--out_nodes", "reason": reason})
 
 
 def parse_out_nodes(text: str) -> tuple:
-    out = []
+    """CANN's grammar: `node:index;...`, or for ONNX the output tensor names `t1;t2` (one
+    form per value, not mixed); an entry is split at every ':'."""
+    nodes, tensors = [], []
     for entry in text.split(";"):
         if not entry.strip():
             continue
-        name, sep, index = entry.strip().rpartition(":")
-        if not sep or not name or not index.strip().isdigit():
-            raise GeError("E10003", {"value": entry, "parameter": "out_nodes",
-                                     "reason": 'The format must be "node_name1:0;node_name2:1", '
-                                               "with a non-negative integer index"})
-        out.append((name, int(index)))
-    return tuple(out)
+        parts = entry.split(":")
+        if len(parts) == 1:
+            tensors.append(entry.strip())
+            continue
+        if len(parts) != 2 or not parts[0].strip():
+            raise _out_nodes_error(entry, _OUT_NODES_FORMAT)
+        if not parts[1].strip().isdigit():
+            raise _out_nodes_error(text, "The index is not a positive integer.")
+        nodes.append((parts[0].strip(), int(parts[1])))
+    if nodes and tensors:
+        raise _out_nodes_error(text, "Only one of index, top_name and output_name can be used.")
+    return tuple(nodes), tuple(tensors)
 
 
 def read_options(options: dict | None) -> ParseOptions:
@@ -89,6 +73,7 @@ def read_options(options: dict | None) -> ParseOptions:
                                  "reason": "The value must be NCHW, ND or NCDHW in ONNX model."})
     shape_text = _first(options, "input_shape", "ge.inputShape")
     nodes_text = _first(options, "ge.outputNodeName", "out_nodes")
+    out_nodes, out_tensors = parse_out_nodes(nodes_text) if nodes_text else ((), ())
     return ParseOptions(input_shapes=parse_input_shape(shape_text) if shape_text else {},
                         input_format=INPUT_FORMATS[fmt_text],
-                        out_nodes=parse_out_nodes(nodes_text) if nodes_text else ())
+                        out_nodes=out_nodes, out_tensors=out_tensors)

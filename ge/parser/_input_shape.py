@@ -1,0 +1,44 @@
+"""The `--input_shape` grammar shared by the parsers (spec/atc-cli.md §6.2, §6.12):
+`name:d0,d1;...` with positive static dims; `-1` and `a~b` ranges are dynamic shapes, which this
+implementation refuses (EP0002).  Grammar errors: E10002 / E10011 / E10014."""
+from __future__ import annotations
+
+from ge.errors import GeError
+
+__all__ = ["parse_input_shape"]
+
+_SHAPE_SAMPLE = '"input_name1:n1,c1,h1,w1;input_name2:n2,c2,h2,w2"'
+
+
+def _shape_error(value: str, reason: str) -> GeError:
+    return GeError("E10002", {"value": value, "reason": reason, "format": _SHAPE_SAMPLE})
+
+
+def parse_input_shape(text: str) -> dict:
+    shapes: dict[str, list[int]] = {}
+    if "~" in text or "-1" in text:  # spec §6.12: the range / unknown-dim form
+        raise GeError("EP0002", {"feature": f"A dynamic shape in --input_shape ({text})",
+                                 "reason": "-1 dimensions and a~b ranges need dynamic shape "
+                                           "support; give every dimension as a positive "
+                                           "integer"})
+    for entry in text.split(";"):
+        if ":" not in entry:
+            raise _shape_error(entry, "The shape must contain two parts: name and value")
+        name, _, dims_text = entry.rpartition(":")
+        name = name.strip()          # CANN trims the name: "a:1,3; b:1,10" names input b
+        if not name:
+            raise _shape_error(entry, "The input name is empty")
+        dims: list[int] = []
+        for d in (dims_text.split(",") if dims_text.strip() else []):
+            d = d.strip()
+            if not d:
+                raise GeError("E10014", {"value": entry, "parameter": "input_shape"})
+            if "." in d:
+                raise _shape_error(entry, "The float number is unsupported")
+            if not d.lstrip("-").isdigit():
+                raise _shape_error(entry, "It is not a digit")
+            if int(d) <= 0:
+                raise GeError("E10011", {"value": entry, "dim": d})
+            dims.append(int(d))
+        shapes[name] = dims
+    return shapes

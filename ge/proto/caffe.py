@@ -1,0 +1,320 @@
+"""The Caffe `NetParameter` schema (package `domi.caffe`), built at import time from a table.
+
+Owns the messages the Caffe parser reads: the network (`NetParameter`), its layers in the
+current (`LayerParameter`) and legacy V1 (`V1LayerParameter`) forms, the weight blobs
+(`BlobProto`) and the parameter messages of the layers we convert or commonly meet in a
+prototxt (fillers, phases, data sources).  Field names, numbers and defaults are those of
+`graph_metadef/proto/caffe/caffe.proto` in CANN GE (itself Caffe's `caffe.proto` plus the
+Ascend extension layers); the file is proto2, so presence (`HasField`) and defaults behave as
+in Caffe.  Fields we do not declare are skipped when a prototxt is read
+(ge.parser.caffe._model) and kept as unknown fields in a binary caffemodel.
+Caffe itself is not needed.
+"""
+from __future__ import annotations
+
+from .schema import add_file, message_class
+
+__all__ = ["NetParameter", "LayerParameter", "V1LayerParameter", "BlobProto", "BlobShape",
+           "V1_LAYER_TYPES", "PACKAGE"]
+
+PACKAGE = "domi.caffe"
+_ENGINE = ("DEFAULT", "CAFFE", "CUDNN")
+# V1LayerParameter.LayerType: the legacy enum numbers (not in declaration order).
+V1_LAYER_TYPES = {
+    "NONE": 0, "ABSVAL": 35, "ACCURACY": 1, "ARGMAX": 30, "BNLL": 2, "CONCAT": 3,
+    "CONTRASTIVE_LOSS": 37, "CONVOLUTION": 4, "DATA": 5, "DECONVOLUTION": 39, "DROPOUT": 6,
+    "DUMMY_DATA": 32, "EUCLIDEAN_LOSS": 7, "ELTWISE": 25, "EXP": 38, "FLATTEN": 8,
+    "HDF5_DATA": 9, "HDF5_OUTPUT": 10, "HINGE_LOSS": 28, "IM2COL": 11, "IMAGE_DATA": 12,
+    "INFOGAIN_LOSS": 13, "INNER_PRODUCT": 14, "LRN": 15, "MEMORY_DATA": 29,
+    "MULTINOMIAL_LOGISTIC_LOSS": 16, "MVN": 34, "POOLING": 17, "POWER": 26, "RELU": 18,
+    "SIGMOID": 19, "SIGMOID_CROSS_ENTROPY_LOSS": 27, "SILENCE": 36, "SOFTMAX": 20,
+    "SOFTMAX_LOSS": 21, "SPLIT": 22, "SLICE": 33, "TANH": 23, "WINDOW_DATA": 24,
+    "THRESHOLD": 31, "QUANT": 208, "DEQUANT": 209,
+}
+
+# Row: (name, number, type, label[, default]); label "" optional, "*" repeated, "*packed".
+# The layer parameter fields shared by LayerParameter (first number) and V1LayerParameter
+# (second number, None when V1 lacks the field).
+_LAYER_PARAMS = (
+    ("argmax_param", 103, 23, "ArgMaxParameter"),
+    ("batch_norm_param", 139, None, "BatchNormParameter"),
+    ("bias_param", 141, None, "BiasParameter"),
+    ("concat_param", 104, 9, "ConcatParameter"),
+    ("convolution_param", 106, 10, "ConvolutionParameter"),
+    ("crop_param", 144, None, "CropParameter"),
+    ("data_param", 107, 11, "DataParameter"),
+    ("detection_output_param", 150, None, "DetectionOutputParameter"),
+    ("dropout_param", 108, 12, "DropoutParameter"),
+    ("eltwise_param", 110, 24, "EltwiseParameter"),
+    ("elu_param", 140, None, "ELUParameter"),
+    ("exp_param", 111, 41, "ExpParameter"),
+    ("flatten_param", 135, None, "FlattenParameter"),
+    ("inner_product_param", 117, 17, "InnerProductParameter"),
+    ("input_param", 143, None, "InputParameter"),
+    ("log_param", 134, None, "LogParameter"),
+    ("lrn_param", 118, 18, "LRNParameter"),
+    ("pooling_param", 121, 19, "PoolingParameter"),
+    ("power_param", 122, 21, "PowerParameter"),
+    ("prelu_param", 131, None, "PReLUParameter"),
+    ("python_param", 130, None, "PythonParameter"),
+    ("reduction_param", 136, None, "ReductionParameter"),
+    ("relu_param", 123, 30, "ReLUParameter"),
+    ("reshape_param", 133, None, "ReshapeParameter"),
+    ("scale_param", 142, None, "ScaleParameter"),
+    ("sigmoid_param", 124, 38, "SigmoidParameter"),
+    ("softmax_param", 125, 39, "SoftmaxParameter"),
+    ("slice_param", 126, 31, "SliceParameter"),
+    ("tanh_param", 127, 37, "TanHParameter"),
+    ("threshold_param", 128, 25, "ThresholdParameter"),
+    ("tile_param", 138, None, "TileParameter"),
+    ("permute_param", 202, None, "PermuteParameter"),
+    ("prior_box_param", 203, None, "PriorBoxParameter"),
+    ("norm_param", 206, None, "NormalizeParameter"),
+    ("interp_param", 158, None, "InterpParameter"),
+    ("upsample_param", 160, None, "UpsampleParameter"),
+    ("ssddetectionoutput_param", 232, None, "SSDDetectionOutputParameter"),
+    ("transform_param", 100, 36, "TransformationParameter"),
+    ("loss_param", 101, 42, "LossParameter"),
+    ("accuracy_param", 102, 27, "AccuracyParameter"),
+)
+
+_CAFFE = {
+    "package": PACKAGE,
+    "syntax": "proto2",
+    "enums": {"Phase": ("TRAIN", "TEST")},
+    "nested_enums": {
+        "FillerParameter.VarianceNorm": ("FAN_IN", "FAN_OUT", "AVERAGE"),
+        "ParamSpec.DimCheckMode": ("STRICT", "PERMISSIVE"),
+        "LossParameter.NormalizationMode": ("FULL", "VALID", "BATCH_SIZE", "NONE"),
+        "ConvolutionParameter.Engine": _ENGINE,
+        "DataParameter.DB": ("LEVELDB", "LMDB"),
+        "EltwiseParameter.EltwiseOp": ("PROD", "SUM", "MAX"),
+        "LRNParameter.NormRegion": ("ACROSS_CHANNELS", "WITHIN_CHANNEL"),
+        "LRNParameter.Engine": _ENGINE,
+        "PoolingParameter.PoolMethod": ("MAX", "AVE", "STOCHASTIC"),
+        "PoolingParameter.Engine": _ENGINE,
+        "PoolingParameter.RoundMode": ("CEIL", "FLOOR"),
+        "ReductionParameter.ReductionOp": {"SUM": 1, "ASUM": 2, "SUMSQ": 3, "MEAN": 4},
+        "ReLUParameter.Engine": _ENGINE,
+        "SigmoidParameter.Engine": _ENGINE,
+        "SoftmaxParameter.Engine": _ENGINE,
+        "TanHParameter.Engine": _ENGINE,
+        "PriorBoxParameter.CodeType": {"CORNER": 1, "CENTER_SIZE": 2, "CORNER_SIZE": 3},
+        "V1LayerParameter.LayerType": V1_LAYER_TYPES,
+        "V1LayerParameter.DimCheckMode": ("STRICT", "PERMISSIVE"),
+    },
+    "messages": {
+        "BlobShape": [("dim", 1, "int64", "*packed")],
+        "BlobProto": [
+            ("shape", 7, "BlobShape", ""), ("data", 5, "float", "*packed"),
+            ("diff", 6, "float", "*packed"), ("double_data", 8, "double", "*packed"),
+            ("double_diff", 9, "double", "*packed"), ("int8_data", 10, "bytes", ""),
+            ("int32_data", 11, "int32", "*packed"), ("uint64_data", 12, "uint64", "*packed"),
+            ("num", 1, "int32", "", "0"), ("channels", 2, "int32", "", "0"),
+            ("height", 3, "int32", "", "0"), ("width", 4, "int32", "", "0"),
+        ],
+        "NetParameter": [
+            ("name", 1, "string", ""), ("input", 3, "string", "*"),
+            ("input_shape", 8, "BlobShape", "*"), ("input_dim", 4, "int32", "*"),
+            ("force_backward", 5, "bool", "", "false"), ("state", 6, "NetState", ""),
+            ("debug_info", 7, "bool", "", "false"), ("layer", 100, "LayerParameter", "*"),
+            ("layers", 2, "V1LayerParameter", "*"),
+        ],
+        "NetState": [("phase", 1, "Phase", "", "TEST"), ("level", 2, "int32", "", "0"),
+                     ("stage", 3, "string", "*")],
+        "NetStateRule": [("phase", 1, "Phase", ""), ("min_level", 2, "int32", ""),
+                         ("max_level", 3, "int32", ""), ("stage", 4, "string", "*"),
+                         ("not_stage", 5, "string", "*")],
+        "ParamSpec": [("name", 1, "string", ""),
+                      ("share_mode", 2, "ParamSpec.DimCheckMode", ""),
+                      ("lr_mult", 3, "float", "", "1"), ("decay_mult", 4, "float", "", "1")],
+        "FillerParameter": [
+            ("type", 1, "string", "", "constant"), ("value", 2, "float", "", "0"),
+            ("min", 3, "float", "", "0"), ("max", 4, "float", "", "1"),
+            ("mean", 5, "float", "", "0"), ("std", 6, "float", "", "1"),
+            ("sparse", 7, "int32", "", "-1"),
+            ("variance_norm", 8, "FillerParameter.VarianceNorm", "", "FAN_IN"),
+        ],
+        "LayerParameter": [
+            ("name", 1, "string", ""), ("type", 2, "string", ""),
+            ("bottom", 3, "string", "*"), ("top", 4, "string", "*"),
+            ("phase", 10, "Phase", ""), ("loss_weight", 5, "float", "*"),
+            ("param", 6, "ParamSpec", "*"), ("blobs", 7, "BlobProto", "*"),
+            ("propagate_down", 11, "bool", "*"), ("include", 8, "NetStateRule", "*"),
+            ("exclude", 9, "NetStateRule", "*"),
+            *((name, number, msg, "") for name, number, _v1, msg in _LAYER_PARAMS),
+        ],
+        "V1LayerParameter": [
+            ("bottom", 2, "string", "*"), ("top", 3, "string", "*"), ("name", 4, "string", ""),
+            ("include", 32, "NetStateRule", "*"), ("exclude", 33, "NetStateRule", "*"),
+            ("type", 5, "V1LayerParameter.LayerType", ""), ("blobs", 6, "BlobProto", "*"),
+            ("param", 1001, "string", "*"),
+            ("blob_share_mode", 1002, "V1LayerParameter.DimCheckMode", "*"),
+            ("blobs_lr", 7, "float", "*"), ("weight_decay", 8, "float", "*"),
+            ("loss_weight", 35, "float", "*"),
+            *((name, v1, msg, "") for name, _number, v1, msg in _LAYER_PARAMS if v1),
+        ],
+        "TransformationParameter": [
+            ("scale", 1, "float", "", "1"), ("mirror", 2, "bool", "", "false"),
+            ("crop_size", 3, "uint32", "", "0"), ("mean_file", 4, "string", ""),
+            ("mean_value", 5, "float", "*"), ("force_color", 6, "bool", "", "false"),
+            ("force_gray", 7, "bool", "", "false"),
+        ],
+        "LossParameter": [("ignore_label", 1, "int32", ""),
+                          ("normalization", 3, "LossParameter.NormalizationMode", "", "VALID"),
+                          ("normalize", 2, "bool", "")],
+        "AccuracyParameter": [("top_k", 1, "uint32", "", "1"), ("axis", 2, "int32", "", "1"),
+                              ("ignore_label", 3, "int32", "")],
+        "ArgMaxParameter": [("out_max_val", 1, "bool", "", "false"),
+                            ("top_k", 2, "uint32", "", "1"), ("axis", 3, "int32", "")],
+        "ConcatParameter": [("axis", 2, "int32", "", "1"),
+                            ("concat_dim", 1, "uint32", "", "1")],
+        "BatchNormParameter": [("use_global_stats", 1, "bool", ""),
+                               ("moving_average_fraction", 2, "float", "", "0.999"),
+                               ("eps", 3, "float", "", "1e-5")],
+        "BiasParameter": [("axis", 1, "int32", "", "1"), ("num_axes", 2, "int32", "", "1"),
+                          ("filler", 3, "FillerParameter", ""),
+                          ("bias_from_blob", 4, "bool", "", "true")],
+        "ConvolutionParameter": [
+            ("num_output", 1, "uint32", ""), ("bias_term", 2, "bool", "", "true"),
+            ("pad", 3, "uint32", "*"), ("kernel_size", 4, "uint32", "*"),
+            ("stride", 6, "uint32", "*"), ("dilation", 18, "uint32", "*"),
+            ("pad_h", 9, "uint32", "", "0"), ("pad_w", 10, "uint32", "", "0"),
+            ("kernel_h", 11, "uint32", ""), ("kernel_w", 12, "uint32", ""),
+            ("stride_h", 13, "uint32", ""), ("stride_w", 14, "uint32", ""),
+            ("group", 5, "uint32", "", "1"), ("weight_filler", 7, "FillerParameter", ""),
+            ("bias_filler", 8, "FillerParameter", ""),
+            ("engine", 15, "ConvolutionParameter.Engine", "", "DEFAULT"),
+            ("axis", 16, "int32", "", "1"), ("force_nd_im2col", 17, "bool", "", "false"),
+        ],
+        "CropParameter": [("axis", 1, "int32", "", "2"), ("offset", 2, "uint32", "*")],
+        "DataParameter": [
+            ("source", 1, "string", ""), ("batch_size", 4, "uint32", ""),
+            ("rand_skip", 7, "uint32", "", "0"), ("backend", 8, "DataParameter.DB", "",
+                                                  "LEVELDB"),
+            ("scale", 2, "float", "", "1"), ("mean_file", 3, "string", ""),
+            ("crop_size", 5, "uint32", "", "0"), ("mirror", 6, "bool", "", "false"),
+            ("force_encoded_color", 9, "bool", "", "false"),
+            ("prefetch", 10, "uint32", "", "4"),
+        ],
+        "DropoutParameter": [("dropout_ratio", 1, "float", "", "0.5"),
+                             ("scale_train", 2, "bool", "", "true")],
+        "EltwiseParameter": [("operation", 1, "EltwiseParameter.EltwiseOp", "", "SUM"),
+                             ("coeff", 2, "float", "*"),
+                             ("stable_prod_grad", 3, "bool", "", "true")],
+        "ELUParameter": [("alpha", 1, "float", "", "1")],
+        "ExpParameter": [("base", 1, "float", "", "-1"), ("scale", 2, "float", "", "1"),
+                         ("shift", 3, "float", "", "0")],
+        "FlattenParameter": [("axis", 1, "int32", "", "1"), ("end_axis", 2, "int32", "", "-1")],
+        "InnerProductParameter": [
+            ("num_output", 1, "uint32", ""), ("bias_term", 2, "bool", "", "true"),
+            ("weight_filler", 3, "FillerParameter", ""),
+            ("bias_filler", 4, "FillerParameter", ""), ("axis", 5, "int32", "", "1"),
+            ("transpose", 6, "bool", "", "false"),
+        ],
+        "InputParameter": [("shape", 1, "BlobShape", "*")],
+        "LogParameter": [("base", 1, "float", "", "-1"), ("scale", 2, "float", "", "1"),
+                         ("shift", 3, "float", "", "0")],
+        "LRNParameter": [
+            ("local_size", 1, "uint32", "", "5"), ("alpha", 2, "float", "", "1"),
+            ("beta", 3, "float", "", "0.75"),
+            ("norm_region", 4, "LRNParameter.NormRegion", "", "ACROSS_CHANNELS"),
+            ("k", 5, "float", "", "1"), ("engine", 6, "LRNParameter.Engine", "", "DEFAULT"),
+        ],
+        "PoolingParameter": [
+            ("pool", 1, "PoolingParameter.PoolMethod", "", "MAX"),
+            ("pad", 4, "uint32", "", "0"), ("pad_h", 9, "uint32", "", "0"),
+            ("pad_w", 10, "uint32", "", "0"), ("kernel_size", 2, "uint32", ""),
+            ("kernel_h", 5, "uint32", ""), ("kernel_w", 6, "uint32", ""),
+            ("stride", 3, "uint32", "", "1"), ("stride_h", 7, "uint32", ""),
+            ("stride_w", 8, "uint32", ""),
+            ("engine", 11, "PoolingParameter.Engine", "", "DEFAULT"),
+            ("global_pooling", 12, "bool", "", "false"), ("ceil_mode", 13, "bool", "", "true"),
+            ("round_mode", 14, "PoolingParameter.RoundMode", "", "CEIL"),
+        ],
+        "PowerParameter": [("power", 1, "float", "", "1"), ("scale", 2, "float", "", "1"),
+                           ("shift", 3, "float", "", "0")],
+        "PythonParameter": [("module", 1, "string", ""), ("layer", 2, "string", ""),
+                            ("param_str", 3, "string", "", ""),
+                            ("share_in_parallel", 4, "bool", "", "false")],
+        "ReductionParameter": [
+            ("operation", 1, "ReductionParameter.ReductionOp", "", "SUM"),
+            ("axis", 2, "int32", "", "0"), ("coeff", 3, "float", "", "1"),
+        ],
+        "ReLUParameter": [("negative_slope", 1, "float", "", "0"),
+                          ("engine", 2, "ReLUParameter.Engine", "", "DEFAULT")],
+        "ReshapeParameter": [("shape", 1, "BlobShape", ""), ("axis", 2, "int32", "", "0"),
+                             ("num_axes", 3, "int32", "", "-1")],
+        "ScaleParameter": [
+            ("axis", 1, "int32", "", "1"), ("num_axes", 2, "int32", "", "1"),
+            ("filler", 3, "FillerParameter", ""), ("bias_term", 4, "bool", "", "false"),
+            ("bias_filler", 5, "FillerParameter", ""),
+            ("scale_from_blob", 6, "bool", "", "true"),
+        ],
+        "SigmoidParameter": [("engine", 1, "SigmoidParameter.Engine", "", "DEFAULT")],
+        "SliceParameter": [("axis", 3, "int32", "", "1"), ("slice_point", 2, "uint32", "*"),
+                           ("slice_dim", 1, "uint32", "", "1")],
+        "SoftmaxParameter": [("engine", 1, "SoftmaxParameter.Engine", "", "DEFAULT"),
+                             ("axis", 2, "int32", "", "1")],
+        "TanHParameter": [("engine", 1, "TanHParameter.Engine", "", "DEFAULT")],
+        "ThresholdParameter": [("threshold", 1, "float", "", "0")],
+        "TileParameter": [("axis", 1, "int32", "", "1"), ("tiles", 2, "int32", "")],
+        "PReLUParameter": [("filler", 1, "FillerParameter", ""),
+                           ("channel_shared", 2, "bool", "", "false")],
+        "PriorBoxParameter": [
+            ("min_size", 1, "float", "*"), ("max_size", 2, "float", "*"),
+            ("aspect_ratio", 3, "float", "*"), ("flip", 4, "bool", "", "true"),
+            ("clip", 5, "bool", "", "false"), ("variance", 6, "float", "*"),
+            ("img_size", 7, "uint32", ""), ("img_h", 8, "uint32", ""),
+            ("img_w", 9, "uint32", ""), ("step", 10, "float", ""),
+            ("step_h", 11, "float", ""), ("step_w", 12, "float", ""),
+            ("offset", 13, "float", "", "0.5"),
+        ],
+        "PermuteParameter": [("order", 1, "uint32", "*")],
+        "NormalizeParameter": [
+            ("across_spatial", 1, "bool", "", "true"),
+            ("scale_filler", 2, "FillerParameter", ""),
+            ("channel_shared", 3, "bool", "", "true"), ("eps", 4, "float", "", "1e-10"),
+        ],
+        "NonMaximumSuppressionParameter": [
+            ("nms_threshold", 1, "float", "", "0.3"), ("top_k", 2, "int32", ""),
+            ("eta", 3, "float", "", "1"),
+        ],
+        "DetectionOutputParameter": [
+            ("num_classes", 1, "int32", ""), ("share_location", 2, "bool", "", "true"),
+            ("background_label_id", 3, "int32", "", "0"),
+            ("nms_param", 4, "NonMaximumSuppressionParameter", ""),
+            ("code_type", 6, "PriorBoxParameter.CodeType", "", "CENTER_SIZE"),
+            # Caffe SSD's default (false); CANN's copy of the file says true.
+            ("variance_encoded_in_target", 8, "bool", "", "false"),
+            ("keep_top_k", 7, "int32", ""), ("confidence_threshold", 9, "float", ""),
+            ("nms_threshold", 13, "float", ""), ("top_k", 14, "int32", ""),
+        ],
+        "InterpParameter": [
+            ("height", 1, "int32", "", "0"), ("width", 2, "int32", "", "0"),
+            ("zoom_factor", 3, "int32", "", "1"), ("shrink_factor", 4, "int32", "", "1"),
+            ("pad_beg", 5, "int32", "", "0"), ("pad_end", 6, "int32", "", "0"),
+        ],
+        "UpsampleParameter": [
+            ("scale", 1, "float", "", "1"), ("stride", 2, "int32", "", "2"),
+            ("stride_h", 3, "int32", "", "2"), ("stride_w", 4, "int32", "", "2"),
+        ],
+        "SSDDetectionOutputParameter": [
+            ("num_classes", 1, "int32", "", "2"), ("share_location", 2, "bool", "", "true"),
+            ("background_label_id", 3, "int32", "", "0"),
+            ("iou_threshold", 4, "float", "", "0.3"), ("top_k", 5, "int32", "", "200"),
+            ("eta", 6, "float", "", "1"),
+            ("variance_encoded_in_target", 7, "bool", "", "false"),
+            ("code_type", 8, "int32", "", "1"), ("keep_top_k", 9, "int32", "", "-1"),
+            ("confidence_threshold", 10, "float", "", "0"),
+        ],
+    },
+}
+
+add_file("domi/caffe/caffe.proto", _CAFFE)
+
+NetParameter = message_class(f"{PACKAGE}.NetParameter")
+LayerParameter = message_class(f"{PACKAGE}.LayerParameter")
+V1LayerParameter = message_class(f"{PACKAGE}.V1LayerParameter")
+BlobProto = message_class(f"{PACKAGE}.BlobProto")
+BlobShape = message_class(f"{PACKAGE}.BlobShape")
