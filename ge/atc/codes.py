@@ -146,6 +146,18 @@ CODES: tuple[Code, ...] = (
     Code("E11010", "Invalid_Model", "Failed to convert Op {opname} (optype {optype}) to GE IR.",
          solution="Check the operator's attributes and inputs in the source model.",
          detail="Reason: {reason}."),
+    Code("E12009", "Invalid_Argument_TensorFlow_Model_Data",
+         "Input {opname} for Op {inputopname} is not found in graph_def.",
+         cause="A node of the TensorFlow graph reads a node the graph does not contain.",
+         solution="Try again with a valid TensorFlow model."),
+    Code("E12013", "Invalid_Argument_TensorFlow_Model_Data",
+         "Failed to find a subgraph by the name {functionname}.",
+         solution="Freeze the model again so that its function library holds every function "
+                  "an If or While node names."),
+    Code("E12029", "Invalid_Argument_TensorFlow_Model_Data",
+         "Failed to find the subgraph library.",
+         cause="An If or While node names a function but the GraphDef has no function library.",
+         solution="Freeze the model again with its function library."),
     Code("E11001", "Invalid_Argument_Caffe_Model_Data",
          "input_dim and input_shape are mutually exclusive in NetParameter for Caffe model "
          "conversion.", solution="Keep either input_dim or input_shape in the prototxt."),
@@ -164,7 +176,8 @@ CODES: tuple[Code, ...] = (
     Code("E11009", "Not_Supported_Operator",
          "No Caffe parser is registered for Op {opname} with Op type {optype}.",
          solution="Replace the layer, or map its type with --op_name_map to a supported one.",
-         detail="Unsupported layers (all of them): {layers}."),
+         detail="Unsupported layers (all of them): {layers}.\nTo add an operator yourself, "
+                "write a custom operator package: see docs/custom-ops.md."),
     Code("E11012", "Invalid_Argument_Caffe_Model_Data",
          "Unknown bottom blob {bottom_blob} at layer {layer}. The bottom blob is indexed "
          "{bottom_index}.", solution="Make every bottom the top of an earlier layer or input."),
@@ -217,7 +230,8 @@ CODES: tuple[Code, ...] = (
     Code("E13010", "Invalid_Model_Operator_Not_Supported",
          "No operator plugin is registered for Op: {opname}, optype: {optype}.",
          solution="Replace the operator, or use an opset this implementation supports.",
-         detail="Unsupported operators (all of them): {nodes}. {opsets}"),
+         detail="Unsupported operators (all of them): {nodes}.{opsets}\nTo add an operator "
+                "yourself, write a custom operator package: see docs/custom-ops.md."),
     Code("E13014", "Invalid_Argument",
          "Value {value} of parameter {parameter} for Op {opname} is invalid. Reason: {reason}.",
          solution="Correct the op's description in the op list (for dynamic AIPP: give the "
@@ -267,6 +281,21 @@ CODES: tuple[Code, ...] = (
                   "that is read to the end.", ours=True),
     Code("EP0101", "Invalid_Model_Onnx", "The ONNX model {model} is invalid. Reason: {reason}.",
          solution="Check the model with onnx.checker.", ours=True),
+    Code("EP0501", "Invalid_Model_TensorFlow",
+         "The TensorFlow graph is invalid. Reason: {reason}.",
+         solution="Freeze the model again with TensorFlow and check it loads there.", ours=True),
+    Code("EP0502", "TensorFlow_Model_Not_Frozen",
+         "The TensorFlow graph is not frozen: it reads variables ({nodes}).",
+         solution="Freeze it first, e.g. with convert_variables_to_constants_v2, so that every "
+                  "variable becomes a Const.", ours=True),
+    Code("EP0503", "TensorFlow_Control_Flow_Not_Supported",
+         "Control flow node {opname} ({optype}) cannot be compiled. Reason: {reason}.",
+         solution="Give the inputs that decide the branch or the trip count as constants, or "
+                  "use tf.cond (If) for data-dependent branches.", ours=True),
+    Code("EP0504", "Reference_Not_Installed",
+         "{package} is needed for {what} but it is not installed.",
+         solution="Install it (pip install tensorflow-cpu) or compare with another reference.",
+         ours=True),
     Code("EP0110", "Kernel_Build_Error", "Failed to build kernel {kernel}. Reason: {reason}",
          solution="Install the system C compiler (cc) and the libraries named in the reason.",
          ours=True),
@@ -345,6 +374,37 @@ CODES: tuple[Code, ...] = (
                "error follows.",
          solution="Fix or remove the ops named, then run the list again.", ours=True,
          detail="{reasons}"),
+    # ---- custom operator packages (docs/custom-ops.md) -----------------------------------
+    Code("EP0900", "Custom_Op_Package_Load_Error",
+         "Failed to load custom operator package {package} ({file}). Reason: {reason}.",
+         solution="Fix the package or remove it from ASCEND_CUSTOM_OPP_PATH (or uninstall it); "
+                  "see docs/custom-ops.md.", ours=True),
+    Code("EP0901", "Custom_Op_Package_Invalid",
+         "Op {optype} of custom operator package {package} ({file}) is invalid: {reason}.",
+         solution="Complete the declaration as docs/custom-ops.md describes.", ours=True),
+    Code("EP0902", "Custom_Op_Package_Clash",
+         "Op {optype} of custom operator package {package} ({file}) is already defined by "
+         "{other}.",
+         solution="Rename the op, or keep one of the packages (the first in "
+                  "ASCEND_CUSTOM_OPP_PATH order keeps it).", ours=True),
+    Code("EP0903", "Custom_Op_Kernel_Error",
+         "The C kernel of op {optype} of custom operator package {package} ({file}) does not "
+         "compile: {reason}.",
+         solution="Fix the kernel source; docs/kernel-abi.md gives the ABI and "
+                  "docs/custom-ops.md the GE_* macros.", ours=True),
+    Code("EP0904", "Custom_Op_Mapping_Error",
+         "Mapping {mapping} of custom operator package {package} ({file}) names op {optype}, "
+         "which is neither a built-in op nor defined by a package.",
+         solution="Declare the op in the package or correct the mapping's op_type.",
+         ours=True),
+    Code("EP0905", "Custom_Op_Package_Missing",
+         "The model uses op {optype} of custom operator package {package} {version}, which is "
+         "not installed.",
+         solution="Install the package or add its directory to ASCEND_CUSTOM_OPP_PATH.",
+         ours=True),
+    Code("EP0906", "Custom_Op_Dtype_Error",
+         "Input {input} of op {opname} ({optype}) has dtype {dtype}; the op allows {allowed}.",
+         solution="Cast the input, or extend the op's Port dtypes in its package.", ours=True),
     # ---- warnings ------------------------------------------------------------------------
     Code("WP0001", "Option_Without_Effect",
          "Option --{parameter}={value} is accepted but has no effect in this implementation "
@@ -393,6 +453,9 @@ CODES: tuple[Code, ...] = (
          "Model {file} carries no integrity checksum (its header's checksum area is zero, as "
          "in CANN's OMs and ours before the checksum existed); it is read unverified.",
          ours=True),
+    Code("WP0900", "Custom_Op_Package_Shadowed",
+         "Custom operator package {package} at {file} is not loaded: a package of that name "
+         "was loaded first from {other}.", ours=True),
 )
 
 _BY_CODE = {entry.code: entry for entry in CODES}     # unique codes: test_matrix_codes.py

@@ -63,6 +63,9 @@ def model_info_lines(info: dict, cmdline: str) -> list[str]:
         lines.append("om       info: " + ", ".join(f"{k}[{num(k)} B]" for k in _INFO_OM) + ".")
     for source, config in info.get("aipp") or ():
         lines.append(f"aipp     info: input[{source}], config[{config}].")
+    if info.get("custom_op_packages"):      # ours: the packages the runtime needs
+        lines.append("custom   info: custom operator packages[" +
+                     ", ".join(info["custom_op_packages"]) + "].")
     lines.append("============ Display Model Info end   ============")
     return lines
 
@@ -128,10 +131,6 @@ def _mode_to_json(state: RunState) -> None:
     """Mode 1: OM (no --framework) or an original model (--framework 0/3/5) to JSON."""
     from ge.compiler.api import inferred_graph_to_json, model_to_json, om_to_json
     om, json_path = _check_json_io(state)
-    if state.framework == 3:
-        raise GeError("EP0002", {"feature": f"--mode=1 with --framework={state.framework}",
-                                 "reason": "only ONNX (5), Caffe (0) and AIR (1) models are "
-                                           "parsed"})
     if state.framework == -1:
         text = om_to_json(om)
     elif state.get("dump_mode") == "1":

@@ -106,7 +106,8 @@ class Record(namedtuple("Record", "code message when pid detail", defaults=("",)
     @property
     def lines(self) -> list[str]:
         """This record's lines inside the report (8-space indent)."""
-        return [f"        {text}" for text in (self.message, self.detail) if text]
+        return [f"        {line}" for text in (self.message, self.detail) if text
+                for line in text.splitlines()]
 
     @property
     def headline(self) -> str:
@@ -155,7 +156,7 @@ def render_errors(log: ErrorLog) -> list[str]:
         return lines + [""]
     lines = [headline.headline] + _follow_ups(headline.code)
     # the headline's own detail comes first: the why of the headline, then earlier records
-    rest = [f"        {headline.detail}"] if headline.detail else []
+    rest = [f"        {line}" for line in headline.detail.splitlines()]
     rest += [line for r in records if r is not headline for line in r.lines]
     if rest:
         lines.append("TraceBack (most recent call last):")

@@ -26,6 +26,7 @@ def load_model_file(model_path: str, framework: int, options: dict,
                     graph_name: str | None = None, weight_path: str | None = None) -> Graph:
     """Parse a framework model file into a graph (ONNX, Caffe with its weights, or AIR for
     framework 1)."""
+    load_custom_ops()
     if framework == 0:
         from ge.parser.caffe import parse_caffe
         graph = parse_caffe(model_path, weight_path, options, graph_name=graph_name)
@@ -35,10 +36,20 @@ def load_model_file(model_path: str, framework: int, options: dict,
     elif framework == 1:
         from ge.graph.serialize import load_air
         graph = load_air(model_path)
+    elif framework == 3:
+        from ge.parser.tensorflow import parse_tensorflow
+        graph = parse_tensorflow(model_path, options, graph_name=graph_name)
     else:
         raise GeError("EP0002", {"feature": f"--framework={framework}", "reason":
                                  "this implementation reads ONNX (5) and AIR (1) models"})
     return graph
+
+
+def load_custom_ops() -> dict:
+    """Custom operator packages (docs/custom-ops.md), each C kernel checked by a compile."""
+    from ge.ops.custom import ensure_loaded
+    from .opcompile.gen_custom import check_kernel
+    return ensure_loaded(check_kernel)
 
 
 def check_host_target(options: dict) -> None:
@@ -59,6 +70,7 @@ def build_graph(graph: Graph, options: dict, framework: int = 5) -> CompiledMode
     from .input_dims import refuse_unknown_input_dims
     from .pipeline import run_pipeline
     check_host_target(options)
+    load_custom_ops()
     refuse_unknown_input_dims(graph, options)
     ensure_plugins_loaded()
     cwd = os.getcwd()
@@ -66,7 +78,27 @@ def build_graph(graph: Graph, options: dict, framework: int = 5) -> CompiledMode
         ctx = run_pipeline(graph, options)
     finally:        # a pass that changed directory must not move relative outputs
         _return_to(cwd)
-    return CompiledModel(graph=graph, options=dict(options), context=ctx, framework=framework)
+    compiled = CompiledModel(graph=graph, options=dict(options), context=ctx,
+                             framework=framework)
+    record_custom_packages(compiled)
+    return compiled
+
+
+def record_custom_packages(compiled: CompiledModel) -> None:
+    """Each custom op names its package and version (node attribute), and the model lists
+    every package it uses, so that a runtime without one refuses the model (EP0905)."""
+    from ge.graph.attr_names import ATTR_CUSTOM_PACKAGE, ATTR_CUSTOM_PACKAGES
+    from ge.graph.types import AttrValueType as VT
+    from ge.ops.custom import custom_op
+    used = []
+    for node in compiled.graph.get_all_nodes():
+        loaded = custom_op(node.type)
+        if loaded is not None:
+            node.set_attr(ATTR_CUSTOM_PACKAGE, f"{loaded.package} {loaded.version}")
+            used.append(f"{loaded.package} {loaded.version}")
+    if used:
+        compiled.model_attrs[ATTR_CUSTOM_PACKAGES] = (VT.VT_LIST_STRING,
+                                                      sorted(dict.fromkeys(used)))
 
 
 def _return_to(cwd: str) -> None:
@@ -161,6 +193,9 @@ def model_to_json(model_path: str, framework: int) -> str:
     if framework == 1:
         from ge.om import air_to_json
         return air_to_json(model_path)
+    if framework == 3:
+        from ge.parser.tensorflow_json import model_to_json as _tf_conv
+        return _tf_conv(model_path)
     raise GeError("EP0002", {"feature": f"--framework={framework}", "reason":
                              "this implementation reads ONNX (5) and AIR (1) models"})
 

@@ -66,8 +66,9 @@ def _origin_optimize(graph: Graph, ctx: BuildContext) -> None:
 
 
 def _output_type(graph: Graph, ctx: BuildContext) -> None:
-    from .io_types import apply_output_type
+    from .io_types import apply_output_5hd, apply_output_type
     apply_output_type(graph, ctx.options)
+    apply_output_5hd(graph, ctx.options)
 
 
 def _insert_aipp(graph: Graph, ctx: BuildContext) -> None:

@@ -37,6 +37,31 @@ def _check_onnx(model_path: str) -> tuple[str, list]:
     return name, ops
 
 
+def _check_tensorflow(model_path: str) -> tuple[str, list]:
+    """Every node of the GraphDef and of its function library (named <function>/<node>)."""
+    import os
+    from ge.parser.tensorflow import is_supported, load_graph_def
+    graph_def = load_graph_def(model_path)
+    ops = []
+    bodies = [("", graph_def.node)] + [(f.signature.name, f.node_def)
+                                       for f in graph_def.library.function]
+    for prefix, nodes in bodies:
+        seen = set()
+        for n in nodes:
+            name = f"{prefix}/{n.name}" if prefix else n.name
+            causes = []
+            if n.name in seen:
+                causes.append({"code": CAUSE_NAME_REPEATED,
+                               "message": f"op name {name} is repeated"})
+            seen.add(n.name)
+            if not is_supported(n.op):
+                causes.append({"code": CAUSE_UNSUPPORTED,
+                               "message": f"type {n.op} is not supported"})
+            ops.append({"name": name, "type": n.op,
+                        "result": "failed" if causes else "success", "cause": causes})
+    return os.path.splitext(os.path.basename(model_path))[0], ops
+
+
 def _check_caffe(model_path: str, options: dict) -> tuple[str, list]:
     from ge.parser.caffe import supported_layers
     net_name, layers = supported_layers(model_path, options)
@@ -55,11 +80,14 @@ def _check_caffe(model_path: str, options: dict) -> tuple[str, list]:
 
 
 def run_precheck(model_path: str, framework: int, options: dict) -> dict:
-    if framework not in (0, 5):
+    if framework not in (0, 3, 5):
         raise GeError("EP0002", {"feature": f"--mode=3 with --framework={framework}",
-                                 "reason": "the pre-check reads ONNX (5) and Caffe (0) models"})
+                                 "reason": "the pre-check reads ONNX (5), Caffe (0) and "
+                                           "TensorFlow (3) models"})
     if framework == 0:
         name, ops = _check_caffe(model_path, options)
+    elif framework == 3:
+        name, ops = _check_tensorflow(model_path)
     else:
         name, ops = _check_onnx(model_path)
     failed = sum(1 for op in ops if op["result"] == "failed")

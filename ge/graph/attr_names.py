@@ -5,7 +5,8 @@ from __future__ import annotations
 
 __all__ = ["ATTR_ORIGIN", "ATTR_PARENT_INDEX", "ATTR_SUBGRAPH_IR_NAMES", "ATTR_ENGINE",
            "ATTR_KERNEL_LIB", "ATTR_OP_KERNEL_LIB", "ATTR_KERNEL_NAME", "ATTR_KERNEL_SHA256",
-           "ATTR_KERNEL_NAME_FOR_LOAD", "ATTR_PASS_NAME", "ATTR_TARGET", "RESERVED"]
+           "ATTR_KERNEL_NAME_FOR_LOAD", "ATTR_PASS_NAME", "ATTR_TARGET", "ATTR_CUSTOM_PACKAGE",
+           "ATTR_CUSTOM_PACKAGES", "RESERVED"]
 
 ATTR_ORIGIN = "_datadump_original_op_names"        # framework op names a node stands for
 ATTR_PARENT_INDEX = "_parent_node_index"          # subgraph Data -> input index of its parent
@@ -18,5 +19,7 @@ ATTR_KERNEL_SHA256 = "_kernel_sha256"             # sha256 of that item's bytes 
 ATTR_KERNEL_NAME_FOR_LOAD = "_tbe_kernel_name_for_load"   # om-format §5.1: looked up first
 ATTR_PASS_NAME = "_fusion_pass_name"              # passes that created a node, oldest first
 ATTR_TARGET = "_pyatc_target"                     # model attribute: the OM runs on the host
+ATTR_CUSTOM_PACKAGE = "_custom_op_package"        # "<package> <version>" of a custom op
+ATTR_CUSTOM_PACKAGES = "_custom_op_packages"      # model attribute: every package used
 
 RESERVED = tuple(value for name, value in sorted(globals().items()) if name.startswith("ATTR_"))

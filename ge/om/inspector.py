@@ -17,7 +17,7 @@ from google.protobuf import text_format
 from google.protobuf.descriptor import FieldDescriptor
 
 from ge.fsutil import read_text_regular
-from ge.graph.attr_names import ATTR_TARGET
+from ge.graph.attr_names import ATTR_CUSTOM_PACKAGES, ATTR_TARGET
 from ge.proto import ge_ir as pb
 from ge.proto.schema import is_repeated
 from .container import PartitionType, om_error
@@ -106,6 +106,7 @@ def om_info(path: str) -> dict:
         info.update(zip(OM_INFO_KEYS, sizes))
     info["target"] = om.model_attr(ATTR_TARGET, "")
     info["aipp"] = aipp_configs(om.model_def)
+    info["custom_op_packages"] = list(om.model_attr(ATTR_CUSTOM_PACKAGES, None) or [])
     return info
 
 

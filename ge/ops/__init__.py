@@ -196,6 +196,18 @@ def _infer_from_subgraphs(node, opdef: OpDef, const_values: Optional[Mapping]) -
     return results
 
 
+def _check_port_dtypes(opdef: OpDef, ctx: InferCtx) -> None:
+    """Port.dtypes (the dtype rules of an OpDef, docs/custom-ops.md): EP0906 naming the slot."""
+    if not any(p.dtypes for p in opdef.inputs):
+        return
+    names = slot_names(opdef, len(ctx.ins))
+    for (port, _), name, info in zip(slot_ports(opdef, len(ctx.ins)), names, ctx.ins):
+        if info is not None and port.dtypes and DataType(info.dtype) not in port.dtypes:
+            raise GeError("EP0906", {"input": name, "opname": ctx.op_name, "optype": ctx.op_type,
+                                     "dtype": DataType(info.dtype).name, "allowed": ", ".join(
+                                         DataType(t).name for t in port.dtypes)})
+
+
 def infer_node(node, const_values: Optional[Mapping] = None) -> list:
     """Infer the node's outputs and write them into its output descs (shape, origin shape and
     dtype; formats kept) and into its consumers' input descs.  `const_values` maps
@@ -208,7 +220,9 @@ def infer_node(node, const_values: Optional[Mapping] = None) -> list:
                                      "reason": "it has no shape inference"})
         results = _infer_from_subgraphs(node, opdef, const_values)
     else:
-        results = opdef.infer(infer_ctx(node, const_values, opdef))
+        ctx = infer_ctx(node, const_values, opdef)
+        _check_port_dtypes(opdef, ctx)
+        results = opdef.infer(ctx)
     if len(results) != node.num_outputs:
         raise GeError("EZ9999", {"what": f"op {node.name} ({node.type})", "reason": f"shape "
                                  f"inference failed: {len(results)} outputs inferred, node has "
@@ -220,3 +234,8 @@ def infer_node(node, const_values: Optional[Mapping] = None) -> list:
         for dst, j in node.consumers(i):
             dst.in_desc(j).set_shape(dims).set_origin_shape(dims).set_data_type(DataType(dtype))
     return [(None if s is None else tuple(int(d) for d in s), DataType(t)) for s, t in results]
+
+# custom operator packages (docs/custom-ops.md): declared with these, loaded by ge.ops.custom
+from .custom import CKernel, CustomOp, CustomPackage, FrameworkMapping  # noqa: E402
+
+__all__ += ["CKernel", "CustomOp", "CustomPackage", "FrameworkMapping"]

@@ -29,6 +29,7 @@ class Role(Enum):
 class Port:
     name: str
     kind: str = "required"  # "required" | "optional" | "dynamic"
+    dtypes: tuple = ()      # DataTypes the port accepts (checked before inference); () = any
 
 
 @dataclass(frozen=True)

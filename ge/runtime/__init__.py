@@ -8,5 +8,6 @@ Command lines: `python3 -m ge.runtime` (msame style) and `python3 -m ge.runtime.
 (onnxruntime vs this runtime).  See docs/runtime.md.  The runtime never changes the OM.
 """
 from .model import Model, TensorSpec, load
+from .session import InferSession
 
-__all__ = ["load", "Model", "TensorSpec"]
+__all__ = ["load", "Model", "TensorSpec", "InferSession"]

@@ -20,11 +20,20 @@ from ._errors import BAD_INPUT
 OPTIONS = (
     Opt("model", "the OM file to run", required=True),
     Opt("input", "comma-separated input files in model input order: .npy (checked against the "
-                 "model) or raw bytes (.bin; shape and dtype from the model); omit for zeros"),
+                 "model) or raw bytes (.bin; shape and dtype from the model); omit for zeros; "
+                 "or one directory per input (each file one inference, matched by name order)"),
     Opt("output", "directory for output_<i>.<fmt>; omit to write nothing"),
     Opt("outfmt", "NPY, BIN or TXT", "NPY"),
     Opt("loop", "run the model this many times (latency is the mean)", 1, int),
     Opt("help", "print this text", False, bool),
+    # ais_bench-style benchmarking (ge/runtime/_bench_cli.py, docs/runtime.md "Benchmarking")
+    Opt("warmup_count", "runs of the first input set before timing (default 1 in the "
+                        "benchmark mode: directories, --summary, --profiler)", None, int),
+    Opt("summary", "write the latency summary (mean, median, p99, min, max, throughput) "
+                   "as JSON to this file"),
+    Opt("profiler", "time every op: per op type and top ops tables", False, bool),
+    Opt("profiler_top", "rows of the --profiler tables", 10, int),
+    Opt("profiler_json", "write the --profiler times as JSON to this file"),
 )
 
 
@@ -46,6 +55,12 @@ def main(argv: list) -> int:
                                  "reason": "it must be between 1 and 1000000"})
     model = load(args["model"])
     files = [f for f in (args["input"] or "").split(",") if f]
+    from ._bench_cli import run_bench, wants_bench
+    if wants_bench(args, files):    # input directories, warm-up, summary, profiler
+        lines = run_bench(model, args, files, fmt)
+        model.close()
+        write_product("stdout", "\n".join(lines) + "\n")
+        return EXIT_OK
     if files and len(files) != len(model.inputs):
         raise GeError(BAD_INPUT, {"reason": f"the model has {len(model.inputs)} input(s) "
                                             f"({', '.join(s.name for s in model.inputs)}); "

@@ -62,8 +62,10 @@ def _read_npy(path: str, spec: TensorSpec) -> np.ndarray:
     return np.array(arr)
 
 
-def write_outputs(directory: str, outputs: list, fmt: str = "NPY") -> list:
-    """DIR/output_<i>.<npy|bin|txt>, each published atomically (ge.fsutil); returns the paths."""
+def write_outputs(directory: str, outputs: list, fmt: str = "NPY",
+                  prefix: str = "output") -> list:
+    """DIR/<prefix>_<i>.<npy|bin|txt>, each published atomically (ge.fsutil); returns the
+    paths."""
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError as e:
@@ -71,7 +73,7 @@ def write_outputs(directory: str, outputs: list, fmt: str = "NPY") -> list:
                                  f"directory: {e.strerror}"}) from None
     paths = []
     for i, value in enumerate(outputs):
-        path = os.path.join(directory, f"output_{i}.{fmt.lower()}")
+        path = os.path.join(directory, f"{prefix}_{i}.{fmt.lower()}")
         buffer = io.BytesIO()
         if fmt == "NPY":
             np.save(buffer, value, allow_pickle=False)

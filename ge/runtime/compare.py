@@ -2,6 +2,8 @@
 
     python3 -m ge.runtime.compare --onnx m.onnx --om m.om [--input a.npy,...] \\
         [--rtol 1e-4 --atol 1e-5] [--seed 0] [--freeze_inputs "k=k.npy"] [--dump]
+    python3 -m ge.runtime.compare --tf m.pb --om m.om [--out_nodes n:0] [--dump]
+      (a frozen TensorFlow graph run by TensorFlow: ge.runtime.compare_tf)
     python3 -m ge.runtime.compare --caffe m.prototxt --weight m.caffemodel --om m.om [--dump]
 
 The Caffe reference is OpenCV's DNN module (ge.runtime.compare_caffe).
@@ -167,6 +169,11 @@ def run_onnxruntime(model, feeds: dict, all_tensors: bool = False) -> dict:
     so.log_severity_level = 3
     if all_tensors:
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    from ._custom_ref import custom_nodes, run_node_by_node
+    if custom_nodes(model):         # ops of custom operator packages: their numpy reference
+        values = run_node_by_node(model, feeds, so)
+        names = [o.name for o in model.graph.output] if not all_tensors else list(values)
+        return {n: values[n] for n in names if n in values}
     sess = ort.InferenceSession(model.SerializeToString(), so,
                                 providers=["CPUExecutionProvider"])
     names = [o.name for o in sess.get_outputs()]
@@ -281,10 +288,12 @@ def main(argv: list) -> int:
     from ._args import Opt, help_text, parse
     from ._cli import EXIT_FAIL, EXIT_OK
     table = (
-        Opt("onnx", "the ONNX model (or --caffe)"),
+        Opt("onnx", "the ONNX model (or --caffe, --tf)"),
         Opt("caffe", "the Caffe network (.prototxt), with --weight; reference: OpenCV DNN"),
         Opt("weight", "the Caffe weights (.caffemodel)"),
         Opt("op_name_map", "the --op_name_map file the Caffe OM was compiled with", ""),
+        Opt("tf", "the frozen TensorFlow graph (.pb / .pbtxt), run by TensorFlow"),
+        Opt("out_nodes", "with --tf: the compared TF outputs, node:index;... (default: sinks)"),
         Opt("om", "the OM compiled from it", required=True),
         Opt("input", "comma-separated input files in OM input order (.npy or raw .bin); "
                      "default: seeded random values"),
@@ -312,6 +321,14 @@ def main(argv: list) -> int:
             raise GeError(BAD_INPUT, {"reason": f"the model has {len(model.inputs)} input(s); "
                                                 f"{len(files)} file(s) given"})
         inputs = [read_input(p, s) for p, s in zip(files, model.inputs)]
+    if args["tf"]:
+        from .compare_tf import compare_tf_model
+        result = compare_tf_model(args["tf"], model, inputs, rtol=args["rtol"],
+                                  atol=args["atol"], seed=args["seed"], dump=args["dump"],
+                                  out_nodes=args["out_nodes"] or "")
+        print(format_report(result, args["rtol"], args["atol"], reference="tensorflow",
+                            tensor="equivalent TF tensor"))
+        return EXIT_OK if result.ok else EXIT_FAIL
     if args["caffe"]:
         from .compare_caffe import compare_caffe
         if not args["weight"]:

@@ -18,7 +18,7 @@ from typing import Union
 
 import numpy as np
 
-from ge.graph.attr_names import ATTR_KERNEL_SHA256
+from ge.graph.attr_names import ATTR_CUSTOM_PACKAGE, ATTR_KERNEL_SHA256
 from ge.errors import GeError
 from ge.ops import Role, role_of
 from ._errors import BAD_INPUT, EXEC_FAILED, FILE_OPEN, INVALID_OM, UNSUPPORTED_OP
@@ -46,6 +46,8 @@ def load(path: str, *, check_host: bool = True) -> "Model":
         raise GeError(INVALID_OM, {"file": path, "reason": str(e)}) from None
     if check_host:
         check_target(om, path)
+    from ge.ops.custom import ensure_loaded
+    ensure_loaded()                 # custom operator packages (docs/custom-ops.md)
     return Model(om, path)
 
 
@@ -69,6 +71,7 @@ class Model:
 
     # -- loading ---------------------------------------------------------------------------
     def _bind(self, step: Step) -> None:
+        _check_package(step)
         if step.kernel_name:
             self._bind_kernel(step)
         elif _is_byte_copy(step):
@@ -177,6 +180,17 @@ class Model:
         kernels = getattr(self, "_kernels", None)
         if kernels is not None:
             kernels.close()
+
+
+def _check_package(step: Step) -> None:
+    """A custom op runs only where its package is loaded (EP0905 names the package)."""
+    from ge.ops.custom import loaded_packages
+    recorded = step.attrs.get(ATTR_CUSTOM_PACKAGE, (None, ""))[1]
+    if recorded:
+        package, _, version = str(recorded).partition(" ")
+        if package not in loaded_packages():
+            raise GeError("EP0905", {"optype": step.type, "package": package,
+                                     "version": version})
 
 
 def _addr(view: np.ndarray) -> int:

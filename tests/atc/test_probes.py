@@ -147,9 +147,7 @@ def _assert_refused(run, feature):
     (VALID7, "--mode=7 (OM2 package)"),
     (["--mode=30", "--framework=5", "--model=m.onnx", "--output=o", "--soc_version=Ascend035"],
      "--mode=30 (execute-om for nano)"),
-    (["--framework=3", "--model=m.onnx", "--output=o", "--soc_version=Ascend310"],
-     "--framework=3 (TensorFlow)"),
-], ids=["mode7", "mode30", "tensorflow"])
+], ids=["mode7", "mode30"])
 def test_refused_modes_and_frameworks(atc, args, feature):
     _assert_refused(atc(*args), feature)
 

@@ -31,7 +31,9 @@ def test_generator_tables_match_the_registry(kernel_gen):
 def test_every_named_generator_exists():
     named = {d.kernel_gen for d in ops.all_ops().values() if d.kernel_gen}
     assert named <= set(RENDERERS)
-    assert set(RENDERERS) == named                 # no renderer left without ops
+    # no renderer left without ops (the custom one serves the ops of custom op packages)
+    from ge.ops.custom import KERNEL_GEN
+    assert set(RENDERERS) - {KERNEL_GEN} == named - {KERNEL_GEN}
 
 
 def test_const_inputs_come_from_the_registry():

@@ -107,7 +107,8 @@ def test_every_unsupported_node_in_one_report():
     assert err.message == (
         "No operator plugin is registered for Op: bad1, optype: ai.onnx::13::NonMaxSuppression. "
         "Unsupported operators (all of them): bad1 (ai.onnx::13::NonMaxSuppression), "
-        "bad2 (ai.onnx::13::Loop), bad3 (com.example::1::MyOp).")
+        "bad2 (ai.onnx::13::Loop), bad3 (com.example::1::MyOp).\nTo add an operator "
+        "yourself, write a custom operator package: see docs/custom-ops.md.")
 
 
 @pytest.mark.parametrize("opset", [7, 19])

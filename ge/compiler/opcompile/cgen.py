@@ -13,7 +13,7 @@ from ge.kernel_abi import (ABI_VERSION, KERNEL_SYMBOL, SIGNATURE_SYMBOL, VERSION
 
 __all__ = ["Unsupported", "KernelSource", "C_TYPE", "ELEM_SIZE", "ABI_VERSION", "KERNEL_SYMBOL",
            "flit", "numel", "strides_of", "broadcast_strides", "coalesce", "loop_nest",
-           "kernel_file", "require_dtypes"]
+           "kernel_head", "kernel_file", "require_dtypes"]
 
 
 class Unsupported(Exception):
@@ -141,10 +141,8 @@ def _c_string(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def kernel_file(sig, family: str, version: int, decls: list, body: list,
-                blas: bool = False, helpers: list = ()) -> str:
-    """The whole translation unit of one kernel (docs/kernel-abi.md), less the workspace
-    declaration that KernelSource appends."""
+def kernel_head(sig, family: str, version: int, blas: bool = False) -> list:
+    """The lines every kernel file opens with: includes, ABI version and signature symbols."""
     head = [
         f"/* ge kernel: {family} generator v{version}, op {sig.op_type}. "
         "Generated; do not edit. */",
@@ -158,7 +156,14 @@ def kernel_file(sig, family: str, version: int, decls: list, body: list,
         f'const char {SIGNATURE_SYMBOL}[] = "{_c_string(sig.canonical())}";',
         "",
     ]
-    head += list(helpers)
+    return head
+
+
+def kernel_file(sig, family: str, version: int, decls: list, body: list,
+                blas: bool = False, helpers: list = ()) -> str:
+    """The whole translation unit of one kernel (docs/kernel-abi.md), less the workspace
+    declaration that KernelSource appends."""
+    head = kernel_head(sig, family, version, blas) + list(helpers)
     fn = [f"int {KERNEL_SYMBOL}(void *const *inputs, void *const *outputs, void *workspace)",
           "{"]
     fn += ["    " + d for d in decls]

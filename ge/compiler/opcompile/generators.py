@@ -16,6 +16,7 @@ from ge import ops
 
 from . import gen_aipp, gen_elementwise, gen_layout, gen_matmul, gen_pool, gen_quant, gen_reduce
 from . import gen_recurrent
+from . import gen_custom
 from .cgen import KernelSource, Unsupported
 
 __all__ = ["KernelGen", "RENDERERS", "generator_for", "check_supported", "render"]
@@ -45,6 +46,7 @@ RENDERERS = {
     "quant": ("quant", gen_quant.VERSION, gen_quant.render_quant),
     "quant_matmul": ("quant", gen_quant.VERSION, gen_quant.render_quant_matmul),
     "quant_conv": ("quant", gen_quant.VERSION, gen_quant.render_quant_conv),
+    "custom": ("custom", gen_custom.VERSION, gen_custom.render_custom),  # docs/custom-ops.md
 }
 
 

@@ -15,6 +15,7 @@ import os
 from ge.graph import Graph
 
 from ._build import build_graph, layer_type
+from ._custom import row_for
 from ._mappings import BY_TYPE, INPUT_TYPES, MAPPINGS, CaffeLayer
 from ._model import net_to_json, read_caffemodel, read_prototxt
 from ._options import read_options
@@ -48,5 +49,5 @@ def supported_layers(model_path, options: dict | None = None) -> tuple[str, list
     rows = []
     for layer in net.layer:
         kind = layer_type(layer, op_name_map)
-        rows.append((layer.name, layer.type, kind in BY_TYPE or kind in INPUT_TYPES))
+        rows.append((layer.name, layer.type, row_for(kind) is not None or kind in INPUT_TYPES))
     return net.name, rows

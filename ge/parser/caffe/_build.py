@@ -18,7 +18,8 @@ from ge.graph.types import AttrValueType as VT
 
 from .._emit import ConvertError, port_names
 from ._context import LayerCtx
-from ._mappings import BY_TYPE, INPUT_TYPES, UNSUPPORTED_DETECTION
+from ._custom import row_for
+from ._mappings import INPUT_TYPES, UNSUPPORTED_DETECTION
 from ._model import is_train_only, unique_layer_names, weight_blobs
 from ._options import CaffeOptions
 
@@ -68,7 +69,7 @@ def precheck(layers: list, op_name_map: dict) -> None:
         if not layer.top:
             raise GeError("E11037", {"opname": name})
         kind = layer_type(layer, op_name_map)
-        if kind not in BY_TYPE and kind not in INPUT_TYPES:
+        if row_for(kind) is None and kind not in INPUT_TYPES:
             unsupported.append((name, kind))
     if not unsupported:
         return
@@ -166,7 +167,7 @@ def _name_nodes(graph: Graph, ctx: LayerCtx, main) -> None:
 
 def _convert(state: _State, name: str, layer) -> None:
     kind = layer_type(layer, state.options.op_name_map)
-    row = BY_TYPE[kind]
+    row = row_for(kind)
     ins = []
     for i, bottom in enumerate(layer.bottom):
         top = state.scope.get(bottom)

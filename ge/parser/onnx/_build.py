@@ -129,7 +129,7 @@ def precheck(g: GraphProto, opsets: dict, prefix: str = "") -> None:
         low, high = SUPPORTED_OPSETS
         opsets_note = ""
         if version is not None and not low <= version <= high:
-            opsets_note = (f"The model imports ai.onnx opset {version}; this implementation "
+            opsets_note = (f" The model imports ai.onnx opset {version}; this implementation "
                            f"supports ai.onnx opsets {low} to {high}.")
         raise GeError("E13010", {"opname": unsupported[0][0], "optype": unsupported[0][1],
                                  "nodes": ", ".join(f"{n} ({k})" for n, k in unsupported),

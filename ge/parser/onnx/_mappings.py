@@ -199,4 +199,8 @@ KEYS, _ANY_OPSET = _build_keys()
 def lookup(domain: str, opset: int, op_type: str) -> Optional[OnnxOp]:
     domain = domain or "ai.onnx"
     row = _ANY_OPSET.get((domain, op_type))
-    return row if row is not None else KEYS.get(make_key(domain, opset, op_type))
+    row = row if row is not None else KEYS.get(make_key(domain, opset, op_type))
+    if row is None:                 # a custom operator package may map it (docs/custom-ops.md)
+        from ._custom import custom_row
+        row = custom_row(domain, opset, op_type)
+    return row

@@ -1,0 +1,52 @@
+"""Graph-shaping options read at parse time for TensorFlow models (spec/atc-cli.md §6.2).
+
+`input_shape` and `ge.outputNodeName` use the ONNX parser's grammar (names may contain `/`
+and `:`; the last `:` separates the dims).  `input_format`: NHWC (default for TensorFlow, as
+CANN), NCHW, ND, NCDHW or NDHWC; it is the format of the Data nodes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ge.errors import GeError
+from ge.graph import Format
+from ge.parser._input_shape import parse_input_shape
+
+from ._context import FORMATS
+
+__all__ = ["ParseOptions", "read_options", "parse_out_nodes"]
+
+
+@dataclass(frozen=True)
+class ParseOptions:
+    input_shapes: dict = field(default_factory=dict)   # Placeholder name -> list[int]
+    input_format: Format = Format.FORMAT_NHWC
+    out_nodes: tuple = ()                              # ((TF node name, output index), ...)
+
+
+def parse_out_nodes(text: str) -> tuple:
+    """`node:index;...` (node names may hold `/`; the last `:` separates the index); E10003
+    otherwise, as CANN's parser reports a bad --out_nodes."""
+    out = []
+    for entry in filter(None, (e.strip() for e in text.split(";"))):
+        name, sep, index = entry.rpartition(":")
+        if not sep or not name or not index.strip().isdigit():
+            raise GeError("E10003", {"value": entry, "parameter": "out_nodes",
+                                     "reason": 'The format must be "node_name1:0;node_name2:1", '
+                                               "with a non-negative integer index"})
+        out.append((name, int(index)))
+    return tuple(out)
+
+
+def read_options(options: dict | None) -> ParseOptions:
+    options = options or {}
+    fmt_text = str(options.get("input_format") or "NHWC")
+    if fmt_text not in FORMATS:
+        raise GeError("E10001", {"value": fmt_text, "parameter": "--input_format",
+                                 "reason": "The value must be NCHW, NHWC, ND, NCDHW or NDHWC "
+                                           "in TF model."})
+    shape_text = str(options.get("input_shape") or options.get("ge.inputShape") or "")
+    nodes_text = str(options.get("ge.outputNodeName") or options.get("out_nodes") or "")
+    return ParseOptions(input_shapes=parse_input_shape(shape_text) if shape_text else {},
+                        input_format=FORMATS[fmt_text],
+                        out_nodes=parse_out_nodes(nodes_text) if nodes_text else ())
