@@ -333,6 +333,20 @@ CODES: tuple[Code, ...] = (
          "Op {opname} ({optype}) has an invalid quantization parameter {param}: {reason}.",
          solution="Fix the scale, zero point or axis in the source model (scales must be "
                   "finite and non-zero, zero points of the quantized type).", ours=True),
+    Code("EP0150", "Shape_Value_Unknown",
+         "Op {opname} ({optype}) needs the value of its input {input} at compile time to infer "
+         "its output shape, but that value stayed unknown: it comes from {source}.",
+         cause="Only values computable when the model is compiled (constants, the shapes of "
+               "statically shaped tensors and shape arithmetic on them) can be folded.",
+         solution="Give every graph input static dims with --input_shape, or make the value a "
+                  "constant in the model.", ours=True),
+    Code("EP0151", "Shape_Rank_Unknown",
+         "Op {opname} ({optype}) needs the rank of its input {input} at compile time, but "
+         "that rank stayed unknown: it comes from {source}.",
+         cause="An If whose branches give tensors of different ranks has an output of unknown "
+               "rank unless its condition is known when the model is compiled.",
+         solution="Give every graph input static dims with --input_shape, so that the "
+                  "condition folds and the If is replaced by the branch it takes.", ours=True),
     Code("EP0301", "Om_Write_Error", "Cannot build the OM. Reason: {reason}.", ours=True),
     Code("EP0401", "Runtime_Target_Mismatch",
          "The OM {file} was not built for this host ({host}): {reason}.",

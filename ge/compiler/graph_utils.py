@@ -43,6 +43,18 @@ def bypass(graph: Graph, node: Node, in_idx: int = 0, out_idx: int = 0) -> None:
     graph.erase_node(node)
 
 
+def remove_subgraphs_of(graph: Graph, node: Node, keep: Optional[Graph] = None) -> None:
+    """Unregister the subgraphs of a node that is being erased, nested ones included (all but
+    `keep`, whose nodes the caller has taken over)."""
+    for name in node.subgraphs.values():
+        sub = graph.get_subgraph(name)
+        if sub is None or sub is keep:
+            continue
+        for inner in sub.nodes:
+            remove_subgraphs_of(graph, inner)
+        graph.remove_subgraph(name)
+
+
 def remove_dead_nodes(graph: Graph) -> int:
     """Erase nodes from which no NetOutput is reachable (Data nodes are kept: they are the
     model's inputs).  Returns the number removed."""
@@ -60,5 +72,6 @@ def remove_dead_nodes(graph: Graph) -> int:
                 stack.append(p)
     dead = [n for n in graph.topo_order() if id(n) not in live and n.type not in DATA_TYPES]
     for n in reversed(dead):
+        remove_subgraphs_of(graph, n)
         graph.erase_node(n)
     return len(dead)

@@ -94,6 +94,11 @@ def _op_compile(graph: Graph, ctx: BuildContext) -> None:
 
 def _memory(graph: Graph, ctx: BuildContext) -> None:
     from .memory import plan_memory
+    # The OM lists ops in node-table order and the runtime runs them in that order; lifetimes
+    # are planned in topological order: make the two the same (folding appends Consts and
+    # inlined branches after their consumers).
+    for g in [graph] + graph.get_all_subgraphs():
+        g.sort()
     ctx.memory = plan_memory(graph, ctx.kernels)
 
 

@@ -11,9 +11,10 @@ from ge import ops
 from ge.ops import Role
 from ge.errors import GeError
 from ge.graph import DATA_TYPES, Graph, Node
-from ge.graph.types import dtype_size, from_numpy_dtype, to_numpy_dtype
+from ge.graph.types import dtype_size, from_numpy_dtype
 
 from ge.passes.runner import blame_pass
+from .branches import inline_constant_ifs, push_constants
 from .formats import insert_layout_transposes
 from .graph_utils import CONST_TYPES, bypass, const_value, make_const, remove_dead_nodes
 
@@ -32,18 +33,18 @@ EXPAND_FOLD_BYTES, EXPAND_FOLD_RATIO = 64 << 10, 4
 # Values known at compile time are carried through inference (Shape of a static tensor and the
 # small shape arithmetic after it) so that ops reading a shape input infer; only this small.
 VALUE_LIMIT_ELEMENTS = 1024
+# Folding, pushing constants into subgraphs and inlining Ifs feed one another (a folded
+# condition inlines a branch whose shape arithmetic then folds): repeated until nothing
+# changes, at most this many rounds.
+PREPARE_ROUNDS = 8
 
 
-def _subgraphs_of(graph: Graph, node: Node) -> list[Graph]:
-    return [graph.get_subgraph(name) for name in node.subgraphs.values()
-            if graph.get_subgraph(name) is not None]
-
-
-def infer_shapes(graph: Graph) -> None:
+def infer_shapes(graph: Graph, known: dict | None = None) -> None:
     """Infer output descs of every node in topological order, subgraphs included.  Small
     values computable at compile time (see `_infer_value`) feed the inference of their
-    consumers; the graph itself is not changed (folding is `fold_constants`)."""
-    values: dict = {}
+    consumers, inside subgraphs too (`known`: the values of a subgraph's Data nodes); the
+    graph itself is not changed (folding is `fold_constants`)."""
+    values: dict = dict(known or {})
     for node in graph.topo_order():
         if node.type in DATA_TYPES:
             _sync_data(graph, node)
@@ -56,9 +57,12 @@ def infer_shapes(graph: Graph) -> None:
         for i, edge in enumerate(node.inputs()):
             if edge is not None:
                 node.update_input_desc(i, edge[0].out_desc(edge[1]))
-        for sub in _subgraphs_of(graph, node):
+        for name in ops.live_subgraphs(node, opdef, values):  # not a branch never taken
+            sub = graph.get_subgraph(node.subgraphs.get(name, ""))
+            if sub is None:
+                continue
             _bind_subgraph_inputs(node, sub)
-            infer_shapes(sub)
+            infer_shapes(sub, _subgraph_values(node, sub, values))
         if node.type != "NetOutput":
             try:
                 ops.infer_node(node, values)
@@ -92,8 +96,8 @@ def _infer_value(node: Node, opdef, values: dict) -> None:
     of a tensor with a static shape, or a registry kernel over small constant inputs."""
     if opdef.role in NO_FOLD_ROLES or opdef.kernel is None:
         return
-    if node.type == "Shape":
-        value = static_shape_value(node)
+    if opdef.shape_only:
+        value = static_shape_value(node, opdef)
         if value is not None:
             values[(node.name, 0)] = value
         return
@@ -102,10 +106,8 @@ def _infer_value(node: Node, opdef, values: dict) -> None:
         if edge is None:
             inputs.append(None)
             continue
-        value = values.get((edge[0].name, edge[1]))
-        if value is None and edge[1] == 0:
-            value = const_value(edge[0])
-        if value is None or value.size > VALUE_LIMIT_ELEMENTS:
+        value = _known_value(edge, values)
+        if value is None:
             return
         inputs.append(value)
     if not any(v is not None for v in inputs):
@@ -121,12 +123,34 @@ def _infer_value(node: Node, opdef, values: dict) -> None:
             values[(node.name, idx)] = arr
 
 
-def static_shape_value(node: Node):
-    """The output of a Shape op whose input has a static shape, else None."""
+def _known_value(edge, values: dict):
+    """The small compile-time value of a producer output, else None."""
+    value = values.get((edge[0].name, edge[1]))
+    if value is None and edge[1] == 0:
+        value = const_value(edge[0])
+    return None if value is None or value.size > VALUE_LIMIT_ELEMENTS else value
+
+
+def _subgraph_values(parent: Node, sub: Graph, values: dict) -> dict:
+    """The known values of the subgraph's Data nodes: those of the parent inputs they read."""
+    known = {}
+    for data in sub.data_nodes():
+        idx = data.attr(ATTR_PARENT_INDEX)
+        edge = parent.input(idx) if idx is not None and idx < parent.num_inputs else None
+        value = None if edge is None else _known_value(edge, values)
+        if value is not None:
+            known[(data.name, 0)] = value
+    return known
+
+
+def static_shape_value(node: Node, opdef):
+    """The output of a `shape_only` op (Shape, Size) whose input has a static shape, else
+    None: its kernel run on a stand-in of that shape (a broadcast scalar: no memory)."""
     shape = list(node.in_desc(0).shape)
     if any(d < 0 for d in shape):  # unknown dim or unknown rank ([-2])
         return None
-    return np.array(shape, dtype=to_numpy_dtype(node.out_desc(0).data_type))
+    stand_in = np.broadcast_to(np.zeros((), np.float32), shape)
+    return np.asarray(opdef.kernel([stand_in], ops.resolved_attrs(opdef, node))[0])
 
 
 def _sync_data(graph: Graph, node: Node) -> None:
@@ -159,15 +183,19 @@ def fold_constants(graph: Graph, dead_code: bool = True) -> int:
         edges = node.inputs()
         if not any(e is not None for e in edges):
             continue
-        # Shape of a statically shaped tensor folds although its input is computed (the
+        # Shape or Size of a statically shaped tensor folds although its input is computed (the
         # parser's LayerNorm expansion feeds Shape(x) into BroadcastTo).
-        shape_value = static_shape_value(node) if node.type == "Shape" else None
+        shape_value = static_shape_value(node, opdef) if opdef.shape_only else None
         values = [None if e is None else const_value(e[0]) for e in edges]
         if shape_value is None and any(e is not None and v is None
                                        for e, v in zip(edges, values)):
             continue
-        outputs = ([shape_value] if shape_value is not None
-                   else opdef.kernel(values, ops.resolved_attrs(opdef, node)))
+        try:
+            outputs = ([shape_value] if shape_value is not None
+                       else opdef.kernel(values, ops.resolved_attrs(opdef, node)))
+        except Exception:  # noqa: BLE001 - e.g. in a branch never taken (not inferred either)
+            log.debug("not folded: %s (%s)", node.name, node.type, exc_info=True)
+            continue
         out_bytes = sum(np.asarray(o).nbytes for o in outputs)
         if out_bytes > FOLD_LIMIT_BYTES:
             continue
@@ -229,19 +257,25 @@ def switched_off(options: dict | None, key: str) -> bool:
 
 def prepare(graph: Graph, options: dict | None = None) -> None:
     """Every model needs this: shapes, folding (light models build weights with
-    ConstantOfShape), no-op removal, dead code."""
+    ConstantOfShape; shape arithmetic, inside subgraphs too), If with a constant condition
+    replaced by its branch, no-op removal, dead code."""
     fold = not switched_off(options, "ge.oo.constantFolding")
     dce = not switched_off(options, "ge.oo.deadCodeElimination")
     for g in [graph] + graph.get_all_subgraphs():
         remove_bypass_ops(g)
         insert_layout_transposes(g)
     infer_shapes(graph)
-    changed = 0
-    for g in [graph] + graph.get_all_subgraphs():
-        changed += fold_constants(g, dce) if fold else 0
-        changed += remove_dead_nodes(g) if dce else 0
-    if changed:  # folding replaces nodes by Consts: their consumers see new producers
-        infer_shapes(graph)
+    for _ in range(PREPARE_ROUNDS):
+        changed = 0
+        for g in [graph] + graph.get_all_subgraphs():
+            if g is not graph and graph.get_subgraph(g.name) is not g:
+                continue  # removed this round with the If it belonged to
+            if fold:
+                changed += fold_constants(g, dce) + push_constants(g) + inline_constant_ifs(g)
+            changed += remove_dead_nodes(g) if dce else 0
+        if not changed:
+            break
+        infer_shapes(graph)  # new Consts and inlined branches: their consumers infer again
     resolve_attrs(graph)
 
 

@@ -284,6 +284,20 @@ class Graph:
             node.merge_origin(origin)
         return node
 
+    def copy_node(self, node: Node, name: str) -> Node:
+        """Add a copy of `node` (from any graph) named `name`: type, slots and their names,
+        attributes and descs; no edges, no subgraphs."""
+        copy = self.add_node(node.type, name, [None] * node.num_inputs,
+                             num_outputs=node.num_outputs, input_names=node.input_names,
+                             output_names=node.output_names)
+        for key, kind, value in node.attr_items():
+            copy.set_attr_kind(key, kind, value)
+        for i in range(node.num_outputs):
+            copy.update_output_desc(i, node.out_desc(i))
+        for i in range(node.num_inputs):
+            copy.update_input_desc(i, node.in_desc(i))
+        return copy
+
     def connect(self, src: Node, src_idx: int, dst: Node, dst_idx: int) -> None:
         """Set dst's input dst_idx to src:src_idx (replacing any existing edge)."""
         if dst._inputs[dst_idx] is not None:

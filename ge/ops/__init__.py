@@ -24,7 +24,7 @@ from .registry import (REQUIRED, AttrSpec, InferCtx, OpDef, Port, Role, TensorIn
 __all__ = ["get", "lookup", "all_ops", "register", "OpDef", "Port", "AttrSpec", "TensorInfo",
            "InferCtx", "REQUIRED", "Role", "role_of", "types_with_role", "resolved_attrs",
            "infer_node", "slot_names", "slot_ports", "required_slots",
-           "infer_ctx"]
+           "infer_ctx", "live_subgraphs"]
 
 UNKNOWN_RANK = [-2]  # desc shape of an unknown-rank tensor
 
@@ -104,9 +104,17 @@ def resolved_attrs(opdef: OpDef, node) -> dict:
     return out
 
 
-def _info_from_desc(desc, value=None) -> TensorInfo:
+def _info_from_desc(desc, value=None, source: str = "") -> TensorInfo:
     shape = list(desc.shape)
-    return TensorInfo(None if shape == UNKNOWN_RANK else tuple(shape), desc.data_type, value)
+    return TensorInfo(None if shape == UNKNOWN_RANK else tuple(shape), desc.data_type, value,
+                      source)
+
+
+def _source_of(src, idx: int) -> str:
+    """Where an input comes from, as an error names it."""
+    if src.type == "Data":
+        return f"input {src.name} of graph {src.graph.name if src.graph else ''}".rstrip()
+    return f"output {idx} of op {src.name} ({src.type})"
 
 
 def _const_value(src, idx: int, const_values: Optional[Mapping]):
@@ -135,17 +143,31 @@ def infer_ctx(node, const_values: Optional[Mapping] = None, opdef: Optional[OpDe
             ins.append(_info_from_desc(node.in_desc(i)) if required else None)
             continue
         src, idx = edge
-        ins.append(_info_from_desc(src.out_desc(idx), _const_value(src, idx, const_values)))
+        ins.append(_info_from_desc(src.out_desc(idx), _const_value(src, idx, const_values),
+                                   _source_of(src, idx)))
     return InferCtx(ins=ins, attrs=resolved_attrs(opdef, node), num_outputs=node.num_outputs,
                     op_name=node.name, op_type=node.type)
 
 
-def _infer_from_subgraphs(node, opdef: OpDef) -> list:
-    """If / PartitionedCall: output k is what every subgraph's NetOutput input k agrees on
-    (dims that differ between branches become -1)."""
+def live_subgraphs(node, opdef: OpDef, const_values: Optional[Mapping] = None) -> tuple:
+    """The IR names of the subgraphs that can run: all of them, or of a two-branch op with a
+    `cond` input (If) only the branch its condition picks when the condition is known at
+    compile time (exporters guard a branch that would not even infer, e.g. a Squeeze of a
+    dim that is not 1, behind such a condition)."""
+    if len(opdef.subgraphs) == 2 and opdef.inputs and opdef.inputs[0].name == "cond":
+        edge = node.input(0) if node.num_inputs else None
+        value = None if edge is None else _const_value(edge[0], edge[1], const_values)
+        if value is not None and value.size == 1:
+            return (opdef.subgraphs[0 if bool(value.reshape(-1)[0]) else 1],)
+    return opdef.subgraphs
+
+
+def _infer_from_subgraphs(node, opdef: OpDef, const_values: Optional[Mapping]) -> list:
+    """If / PartitionedCall: output k is what every live subgraph's NetOutput input k agrees
+    on (dims that differ between branches become -1)."""
     root = node.graph.root()
     branch_outs = []
-    for ir_name in opdef.subgraphs:
+    for ir_name in live_subgraphs(node, opdef, const_values):
         sub = root.get_subgraph(node.subgraphs.get(ir_name, ""))
         if sub is None or sub.output_node() is None:
             continue
@@ -196,7 +218,7 @@ def infer_node(node, const_values: Optional[Mapping] = None) -> list:
         if not opdef.subgraphs:
             raise GeError("EZ9999", {"what": f"op {node.name} ({node.type})",
                                      "reason": "it has no shape inference"})
-        results = _infer_from_subgraphs(node, opdef)
+        results = _infer_from_subgraphs(node, opdef, const_values)
     else:
         ctx = infer_ctx(node, const_values, opdef)
         _check_port_dtypes(opdef, ctx)

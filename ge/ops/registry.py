@@ -45,10 +45,12 @@ class AttrSpec:
 
 @dataclass(frozen=True)
 class TensorInfo:
-    """What inference sees of one input: shape (None = unknown), dtype, constant value or None."""
+    """What inference sees of one input: shape (None = unknown), dtype, constant value or None,
+    and where it comes from (for errors: the producer output, or a graph input)."""
     shape: Optional[tuple]
     dtype: DataType
     value: Optional[np.ndarray] = None
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,9 @@ class OpDef:
     kernel_consts: tuple = ()
     # The output only repeats input values (Expand, Tile): folding it may blow up the weights.
     replicates: bool = False
+    # The output depends only on the shape of input 0 (Shape, Size): known at compile time
+    # once that shape is static, whatever computes the values.
+    shape_only: bool = False
     doc: str = ""
     family: str = ""        # defs module the op lives in: structural, matmul, conv, ...
 

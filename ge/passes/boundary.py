@@ -226,15 +226,7 @@ never from process state, so that two compiles name them alike), or with
         if role_of(rn.type) in _BOUNDARY_ROLES:
             continue
         name = graph.unique_name(rn.name if keep_names else f"{rn.name}_{suffix}")
-        new = graph.add_node(rn.type, name, [None] * rn.num_inputs,
-                             num_outputs=rn.num_outputs, input_names=rn.input_names,
-                             output_names=rn.output_names)
-        for key, kind, value in rn.attr_items():
-            new.set_attr_kind(key, kind, value)
-        for i in range(rn.num_outputs):
-            new.update_output_desc(i, rn.out_desc(i))
-        for i in range(rn.num_inputs):
-            new.update_input_desc(i, rn.in_desc(i))
+        new = graph.copy_node(rn, name)
         new.merge_origin(origin)
         if pass_name:
             marks = list(new.attr(ATTR_PASS_NAME, []) or [])

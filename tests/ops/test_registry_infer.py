@@ -68,7 +68,8 @@ def test_reshape_needs_constant_shape():
                                       ("data", np.array([3, 2], np.int64))])
     with pytest.raises(GeError) as err:
         ops.infer_node(node)
-    assert "op (Reshape)" in err.value.message and "constant" in err.value.message
+    assert err.value.code == "EP0150"
+    assert "(Reshape)" in err.value.message and "input shape (slot 1)" in err.value.message
 
 
 def test_reshape_zero_and_minus_one_from_const_value():

@@ -1,6 +1,6 @@
 """Issue #19 items 6, 9 and 10: parser, writer and pass edges that ended in E19999 or worse.
 
-Before: non-UTF-8 names, a NUL in an external-data location and dimensions whose byte size
+Before: an input without a shape compiled, non-UTF-8 names, a NUL in an external-data location and dimensions whose byte size
 overflows int64 ended in E19999; a negative dimension other than -1 compiled; a 2-million-element
 `perm` was echoed into a 17 MB error; a 1500-level `--output` hit RecursionError; a non-UTF-8
 `--fusion_switch_file` was E19999; a pass calling os.chdir moved a relative `--output`; a user
@@ -73,6 +73,15 @@ def test_sizes_beyond_int64_are_ep0301_naming_the_tensor(atc_main, tmp_path, dim
 def test_a_negative_dimension_is_ep0101(atc_main, tmp_path):
     run = atc_main(*ARGS, f"--model={_relu(tmp_path / 'm.onnx', (1, -3))}", cwd=tmp_path)
     _refused(run, tmp_path, "EP0101", "tensor x has the shape [1, -3]")
+
+
+def test_an_input_without_a_shape_is_e10001_with_the_fix(atc_main, tmp_path):
+    model = _save(tmp_path / "m.onnx", [h.make_node("Relu", ["x"], ["y"], name="relu")],
+                  [h.make_tensor_value_info("x", T.FLOAT, None)],
+                  [h.make_tensor_value_info("y", T.FLOAT, None)])
+    run = atc_main(*ARGS, f"--model={model}", cwd=tmp_path)
+    _refused(run, tmp_path, "E10001", "Value NULL for parameter --input_shape",
+             "Input x has the shape [-2]", '--input_shape="x:')
 
 
 def test_errors_quote_at_most_a_bounded_text(atc_main, tmp_path):

@@ -47,8 +47,9 @@ def const_input(ctx: InferCtx, i: int, what: str):
     if info is None:
         fail(ctx, f"input {what} (slot {i}) is not connected")
     if info.value is None:
-        fail(ctx, f"input {what} (slot {i}) determines the output shape and must be a "
-                  f"constant")
+        raise GeError("EP0150", {"opname": ctx.op_name, "optype": ctx.op_type,
+                                 "input": f"{what} (slot {i})",
+                                 "source": info.source or "an unconnected slot"})
     return np.asarray(info.value)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._common import (VT, AttrSpec, OpDef, Port, const_input, const_ints, dtype_of, fail,
-                      register, shape_of)
+                      norm_axis, register, shape_of)
 
 FAMILY = "misc"
 
@@ -400,6 +400,45 @@ def infer_scatter(ctx):
 register(OpDef("TensorScatterUpdate", inputs=(Port("x"), Port("indices"), Port("updates")),
                outputs=(Port("y"),), infer=infer_scatter, kernel=_scatter_kernel(None),
                family=FAMILY, doc="copy of x with slices at indices replaced (ONNX ScatterND)"))
+
+# ONNX ScatterElements reductions (CANN's ScatterElements `reduction` attribute)
+_ELEMENT_REDUCTIONS = {"none": None, "add": np.add, "mul": np.multiply, "max": np.maximum,
+                       "min": np.minimum}
+
+
+def infer_scatter_elements(ctx):
+    xs, is_, us = shape_of(ctx, 0), shape_of(ctx, 1), shape_of(ctx, 2)
+    if xs is not None and is_ is not None:
+        if len(xs) != len(is_):
+            fail(ctx, f"data {list(xs)} and indices {list(is_)} must have the same rank")
+        norm_axis(ctx, int(ctx.attrs["axis"]), len(xs))
+    if is_ is not None and us is not None and \
+            any(a >= 0 and b >= 0 and a != b for a, b in zip(is_, us)):
+        fail(ctx, f"updates {list(us)} must have the shape of indices {list(is_)}")
+    if ctx.attrs["reduction"] not in _ELEMENT_REDUCTIONS:
+        fail(ctx, f"reduction {ctx.attrs['reduction']} is not one of "
+                  f"{', '.join(_ELEMENT_REDUCTIONS)}")
+    return [(xs, dtype_of(ctx, 0))]
+
+
+def kernel_scatter_elements(ins, attrs):
+    x, idx, upd = ins[0], ins[1].astype(np.int64), ins[2].astype(ins[0].dtype)
+    axis = int(attrs["axis"]) % max(x.ndim, 1)
+    where = list(np.indices(idx.shape, sparse=True))
+    where[axis] = np.where(idx < 0, idx + x.shape[axis], idx)
+    out, reduce = x.copy(), _ELEMENT_REDUCTIONS[attrs["reduction"]]
+    if reduce is None:
+        out[tuple(where)] = upd
+    else:
+        reduce.at(out, tuple(where), upd)
+    return [out]
+
+
+register(OpDef("ScatterElements", inputs=(Port("data"), Port("indices"), Port("updates")),
+               outputs=(Port("y"),), attrs=(AttrSpec("axis", VT.VT_INT, 0),
+                                            AttrSpec("reduction", VT.VT_STRING, "none")),
+               infer=infer_scatter_elements, kernel=kernel_scatter_elements, family=FAMILY,
+               doc="copy of data with updates written (or reduced) at indices along axis"))
 
 for _name, _reduce in (("ScatterNdUpdate", None), ("ScatterNdAdd", np.add),
                        ("ScatterNdMax", np.maximum), ("ScatterNdMin", np.minimum)):

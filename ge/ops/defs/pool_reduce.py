@@ -275,6 +275,7 @@ REDUCTIONS = (
     ("ReduceSum", lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims)),
     ("ReduceMax", _extreme(np.max, True)),
     ("ReduceMin", _extreme(np.min, False)),
+    ("ReduceProd", lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims)),
 )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ge.errors import GeError
 from ge.graph.types import to_numpy_dtype
 
 from ._common import (DT, VT, AttrSpec, OpDef, Port, Role,
@@ -220,7 +221,8 @@ register(OpDef("TransposeD", kernel_gen="layout", inputs=(Port("x"),), outputs=(
 def infer_shape_op(ctx):
     xs = shape_of(ctx, 0)
     if xs is None:
-        fail(ctx, "Shape needs an input of known rank")
+        raise GeError("EP0151", {"opname": ctx.op_name, "optype": ctx.op_type, "input": "x",
+                                 "source": ctx.ins[0].source or "an unconnected slot"})
     return [((len(xs),), DT(ctx.attrs["dtype"]))]
 
 
@@ -230,8 +232,22 @@ def kernel_shape_op(ins, attrs):
 
 register(OpDef("Shape", inputs=(Port("x"),), outputs=(Port("y"),),
                attrs=(AttrSpec("dtype", VT.VT_INT, int(DT.DT_INT32)),),
-               infer=infer_shape_op, kernel=kernel_shape_op, family=FAMILY,
+               infer=infer_shape_op, kernel=kernel_shape_op, family=FAMILY, shape_only=True,
                doc="shape of x as a 1-D tensor of `dtype` (a GE DataType value)"))
+
+
+def infer_size_op(ctx):
+    return [((), DT(ctx.attrs["dtype"]))]
+
+
+def kernel_size_op(ins, attrs):
+    return [np.array(ins[0].size, dtype=to_numpy_dtype(DT(attrs["dtype"])))]
+
+
+register(OpDef("Size", inputs=(Port("x"),), outputs=(Port("y"),),
+               attrs=(AttrSpec("dtype", VT.VT_INT, int(DT.DT_INT32)),),
+               infer=infer_size_op, kernel=kernel_size_op, family=FAMILY, shape_only=True,
+               doc="number of elements of x as a scalar of `dtype` (a GE DataType value)"))
 
 
 def infer_expand(ctx):

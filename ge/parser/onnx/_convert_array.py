@@ -277,6 +277,11 @@ def shape(ctx: NodeCtx) -> list:
     return [(ctx.emit("StridedSliceV2", [y, begin_edge, end_edge], suffix="StridedSliceV2"), 0)]
 
 
+def size(ctx: NodeCtx) -> list:
+    """ONNX Size is int64 (CANN's plugin sets the same dtype)."""
+    return ctx.one("Size", ctx.ins, {"dtype": DT.DT_INT64})
+
+
 def constant_of_shape(ctx: NodeCtx) -> list:
     proto = ctx.attr("value")
     value = np.zeros((), np.float32) if proto is None else \
@@ -306,21 +311,32 @@ def constant(ctx: NodeCtx) -> list:
 
 # -- reductions and index ops -------------------------------------------------------------------
 
+def _reduce(ctx: NodeCtx, ir_type: str, axes_input_since: int, x) -> list:
+    keep = bool(ctx.attr("keepdims", 1))
+    if ctx.opset <= 12:
+        attrs = {"keep_dims": keep, "noop_with_empty_axes": False}
+    else:
+        attrs = {"keep_dims": keep,
+                 "noop_with_empty_axes": bool(ctx.attr("noop_with_empty_axes", 0))}
+    axes = ctx.input(1) if ctx.opset >= axes_input_since else None
+    if axes is None:
+        axes = ctx.const_node(np.array(ctx.ints("axes") or [], np.int32), suffix="axes")
+    return [(ctx.emit(ir_type, [x, axes], attrs, suffix=ir_type), 0)]
+
+
 def reduce(ir_type: str, axes_input_since: int):
     """ReduceX: axes attribute → int32 Const; from `axes_input_since` the 2nd input wins."""
     def convert(ctx: NodeCtx) -> list:
-        keep = bool(ctx.attr("keepdims", 1))
-        if ctx.opset <= 12:
-            attrs = {"keep_dims": keep, "noop_with_empty_axes": False}
-        else:
-            attrs = {"keep_dims": keep,
-                     "noop_with_empty_axes": bool(ctx.attr("noop_with_empty_axes", 0))}
-        axes = ctx.input(1) if ctx.opset >= axes_input_since else None
-        if axes is None:
-            axes = ctx.const_node(np.array(ctx.ints("axes") or [], np.int32), suffix="axes")
-        return [(ctx.emit(ir_type, [ctx.ins[0], axes], attrs, suffix=ir_type), 0)]
+        return _reduce(ctx, ir_type, axes_input_since, ctx.ins[0])
     convert.__name__ = f"reduce_{ir_type}"
     return convert
+
+
+def reduce_sum_square(ctx: NodeCtx) -> list:
+    """ReduceSumSquare: x * x, then ReduceSum with the same axes and attributes (ours: the IR
+    has no single op for it)."""
+    square = (ctx.emit("Mul", [ctx.ins[0], ctx.ins[0]], suffix="Mul"), 0)
+    return _reduce(ctx, "ReduceSum", 18, square)
 
 
 def arg_max(ctx: NodeCtx) -> list:
