@@ -221,6 +221,7 @@ def op_cases(tf) -> dict:
         "Sum": lambda x: r.Sum(input=x, axis=i32([-1])),
         "Max": lambda x: r.Max(input=x, axis=i32([0, 3])),
         "Min": lambda x: r.Min(input=x, axis=i32([2]), keep_dims=True),
+        "Prod": lambda x: r.Prod(input=x, axis=i32([1]), keep_dims=True),
         "ArgMax": lambda x: r.ArgMax(input=x, dimension=i32(3)),
         "Reshape": lambda x: r.Reshape(tensor=x, shape=i32([-1, 16])),
         "Squeeze": lambda x: r.Squeeze(input=x[:, :1], axis=[1]),

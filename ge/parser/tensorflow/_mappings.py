@@ -88,6 +88,7 @@ MAPPINGS: tuple[TfOp, ...] = (
     _row("Sum", "ReduceSum", C.reduce("ReduceSum")),
     _row("Max", "ReduceMax", C.reduce("ReduceMax")),
     _row("Min", "ReduceMin", C.reduce("ReduceMin")),
+    _row("Prod", "ReduceProd", C.reduce("ReduceProd")),
     _row("ArgMax", "ArgMaxV2", C.arg_max),
     # ---- shape and tensor manipulation -----------------------------------------------------
     _row("Squeeze", "Squeeze", C.squeeze),
