@@ -251,7 +251,8 @@ def main() -> int:
     args = parser.parse_args()
     shots = photos(args.wheel or fetch_wheel())
     work = tempfile.mkdtemp(prefix="bench_aipp_")
-    cache = Path(args.cache)
+    cache = Path(args.cache).resolve()
+    os.chdir(work)   # the compiler's fusion_result.json and compile_report.json land there
     compiled = {name: compile_pair(name, p, cache, work) for name, p in PIPELINES.items()}
     rows, worst_box, last = [], 0.0, {}
     rng = np.random.default_rng(0)
