@@ -12,7 +12,7 @@ from typing import Optional
 from ge.ops import custom
 from ge.proto.schema import is_repeated
 
-from ..onnx._custom import converted_attrs
+from .._custom import custom_converter
 from ._mappings import BY_TYPE, CaffeLayer
 
 __all__ = ["row_for", "layer_attrs"]
@@ -29,15 +29,6 @@ def layer_attrs(layer) -> dict:
     return out
 
 
-def _converter(mapping):
-    def convert(ctx) -> list:
-        attrs = converted_attrs(mapping, layer_attrs(ctx.layer))
-        return ctx.one(mapping.op_type, list(ctx.ins), attrs,
-                       num_outputs=max(1, len(ctx.layer.top)))
-    convert.__name__ = f"custom_{mapping.op_type}"
-    return convert
-
-
 def row_for(kind: str) -> Optional[CaffeLayer]:
     row = BY_TYPE.get(kind)
     if row is not None:
@@ -45,4 +36,6 @@ def row_for(kind: str) -> Optional[CaffeLayer]:
     mapping = custom.find_mapping("caffe", kind)
     if mapping is None:
         return None
-    return CaffeLayer(kind, (mapping.op_type,), _converter(mapping), ours=True)
+    return CaffeLayer(kind, (mapping.op_type,), custom_converter(
+        mapping, lambda ctx: layer_attrs(ctx.layer), lambda ctx: max(1, len(ctx.layer.top))),
+        ours=True)

@@ -11,28 +11,9 @@ from typing import Optional
 
 from ge.ops import custom
 
-from ._context import NodeCtx, refuse
+from .._custom import custom_converter
 
-__all__ = ["custom_row", "converted_attrs"]
-
-
-def converted_attrs(mapping, framework_attrs: dict) -> dict:
-    """The mapping's attribute conversion; a conversion that raises is the node's conversion
-    error (refuse: the parser's code naming the node), not an internal error."""
-    try:
-        return custom.convert_attrs(mapping, framework_attrs)
-    except Exception as exc:  # user code of a package
-        refuse(f"the attribute conversion of its custom operator package raised "
-               f"{type(exc).__name__}: {exc}")
-
-
-def _converter(mapping):
-    def convert(ctx: NodeCtx) -> list:
-        attrs = {a.name: ctx.attr(a.name) for a in ctx.proto.attribute}
-        return ctx.one(mapping.op_type, ctx.ins, converted_attrs(mapping, attrs),
-                       num_outputs=max(1, len(ctx.proto.output)))
-    convert.__name__ = f"custom_{mapping.op_type}"
-    return convert
+__all__ = ["custom_row"]
 
 
 def custom_row(domain: str, opset: int, op_type: str) -> Optional[object]:
@@ -41,5 +22,7 @@ def custom_row(domain: str, opset: int, op_type: str) -> Optional[object]:
     mapping = custom.find_mapping("onnx", f"{domain}::{op_type}", opset)
     if mapping is None:
         return None
-    return OnnxOp(op_type, (opset,), (mapping.op_type,), _converter(mapping), domain=domain,
-                  ours=True)
+    convert = custom_converter(
+        mapping, lambda ctx: {a.name: ctx.attr(a.name) for a in ctx.proto.attribute},
+        lambda ctx: max(1, len(ctx.proto.output)))
+    return OnnxOp(op_type, (opset,), (mapping.op_type,), convert, domain=domain, ours=True)

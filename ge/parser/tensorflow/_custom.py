@@ -11,18 +11,10 @@ from typing import Optional
 
 from ge.ops import custom, registry
 
-from ..onnx._custom import converted_attrs
+from .._custom import custom_converter
 from ._mappings import ROWS, TfOp
 
 __all__ = ["row_for"]
-
-
-def _converter(mapping, num_outputs: int):
-    def convert(ctx) -> list:
-        attrs = converted_attrs(mapping, {name: ctx.attr(name) for name in ctx.node.attr})
-        return ctx.one(mapping.op_type, list(ctx.ins), attrs, num_outputs=num_outputs)
-    convert.__name__ = f"custom_{mapping.op_type}"
-    return convert
 
 
 def row_for(op: str) -> Optional[TfOp]:
@@ -34,4 +26,6 @@ def row_for(op: str) -> Optional[TfOp]:
         return None
     opdef = registry.get(mapping.op_type)
     outputs = tuple(p.name for p in opdef.outputs) if opdef is not None else ("output",)
-    return TfOp(op, (mapping.op_type,), _converter(mapping, len(outputs)), outputs)
+    return TfOp(op, (mapping.op_type,), custom_converter(
+        mapping, lambda ctx: {name: ctx.attr(name) for name in ctx.node.attr},
+        lambda ctx: len(outputs)), outputs)
