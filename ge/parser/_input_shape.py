@@ -1,11 +1,15 @@
 """The `--input_shape` grammar shared by the parsers (spec/atc-cli.md §6.2, §6.12):
 `name:d0,d1;...` with positive static dims; `-1` and `a~b` ranges are dynamic shapes, which this
-implementation refuses (EP0002).  Grammar errors: E10002 / E10011 / E10014."""
+implementation refuses (EP0002).  Grammar errors: E10002 / E10011 / E10014.
+
+`read_shaping_options` reads what every parser reads the same way: `input_format` against the
+parser's table, `input_shape` (alias `ge.inputShape`) and the `ge.outputNodeName` (alias
+`out_nodes`) text, whose grammar differs per parser."""
 from __future__ import annotations
 
 from ge.errors import GeError
 
-__all__ = ["parse_input_shape"]
+__all__ = ["parse_input_shape", "read_shaping_options"]
 
 _SHAPE_SAMPLE = '"input_name1:n1,c1,h1,w1;input_name2:n2,c2,h2,w2"'
 
@@ -42,3 +46,24 @@ def parse_input_shape(text: str) -> dict:
             dims.append(int(d))
         shapes[name] = dims
     return shapes
+
+
+def _first(options: dict, *keys: str) -> str:
+    for key in keys:
+        value = options.get(key)
+        if value:
+            return str(value)
+    return ""
+
+
+def read_shaping_options(options: dict, formats: dict, default_format: str,
+                         format_reason: str) -> tuple:
+    """(input shapes, input Format, out_nodes text); E10001 with `format_reason` for an
+    `input_format` not in `formats`."""
+    fmt_text = _first(options, "input_format") or default_format
+    if fmt_text not in formats:
+        raise GeError("E10001", {"value": fmt_text, "parameter": "--input_format",
+                                 "reason": format_reason})
+    shape_text = _first(options, "input_shape", "ge.inputShape")
+    return (parse_input_shape(shape_text) if shape_text else {}, formats[fmt_text],
+            _first(options, "ge.outputNodeName", "out_nodes"))

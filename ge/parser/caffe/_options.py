@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from ge.errors import GeError
 from ge.fsutil import os_reason
 from ge.graph import Format
-from .._input_shape import parse_input_shape
+from .._input_shape import read_shaping_options
 
 __all__ = ["CaffeOptions", "read_options", "read_op_name_map"]
 
@@ -66,13 +66,9 @@ def _out_nodes(text: str) -> tuple:
 
 def read_options(options: dict | None) -> CaffeOptions:
     options = options or {}
-    fmt = str(options.get("input_format") or "NCHW")
-    if fmt not in INPUT_FORMATS:
-        raise GeError("E10001", {"value": fmt, "parameter": "--input_format",
-                                 "reason": "The value must be NCHW or ND in Caffe model."})
-    shape_text = str(options.get("input_shape") or options.get("ge.inputShape") or "")
-    nodes_text = str(options.get("ge.outputNodeName") or options.get("out_nodes") or "")
+    input_shapes, input_format, nodes_text = read_shaping_options(
+        options, INPUT_FORMATS, "NCHW", "The value must be NCHW or ND in Caffe model.")
     map_path = str(options.get("op_name_map") or "")
-    return CaffeOptions(input_shapes=parse_input_shape(shape_text) if shape_text else {},
-                        input_format=INPUT_FORMATS[fmt], out_nodes=_out_nodes(nodes_text),
+    return CaffeOptions(input_shapes=input_shapes, input_format=input_format,
+                        out_nodes=_out_nodes(nodes_text),
                         op_name_map=read_op_name_map(map_path) if map_path else {})

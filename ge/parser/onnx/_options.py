@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from ge.errors import GeError
 from ge.graph import Format
 
-from .._input_shape import parse_input_shape
+from .._input_shape import read_shaping_options
 
 __all__ = ["ParseOptions", "read_options"]
 
@@ -26,14 +26,6 @@ class ParseOptions:
     input_format: Format = Format.FORMAT_NCHW
     out_nodes: tuple = ()                              # ((onnx node name, output index), ...)
     out_tensors: tuple = ()                            # (onnx tensor name, ...)
-
-
-def _first(options: dict, *keys: str) -> str:
-    for key in keys:
-        value = options.get(key)
-        if value:
-            return str(value)
-    return ""
 
 
 _OUT_NODES_FORMAT = ('The parameter format is invalid. Valid format: '
@@ -66,14 +58,8 @@ def parse_out_nodes(text: str) -> tuple:
 
 
 def read_options(options: dict | None) -> ParseOptions:
-    options = options or {}
-    fmt_text = _first(options, "input_format") or "NCHW"
-    if fmt_text not in INPUT_FORMATS:
-        raise GeError("E10001", {"value": fmt_text, "parameter": "--input_format",
-                                 "reason": "The value must be NCHW, ND or NCDHW in ONNX model."})
-    shape_text = _first(options, "input_shape", "ge.inputShape")
-    nodes_text = _first(options, "ge.outputNodeName", "out_nodes")
+    input_shapes, input_format, nodes_text = read_shaping_options(
+        options or {}, INPUT_FORMATS, "NCHW", "The value must be NCHW, ND or NCDHW in ONNX model.")
     out_nodes, out_tensors = parse_out_nodes(nodes_text) if nodes_text else ((), ())
-    return ParseOptions(input_shapes=parse_input_shape(shape_text) if shape_text else {},
-                        input_format=INPUT_FORMATS[fmt_text],
+    return ParseOptions(input_shapes=input_shapes, input_format=input_format,
                         out_nodes=out_nodes, out_tensors=out_tensors)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from ge.errors import GeError
 from ge.graph import Format
-from ge.parser._input_shape import parse_input_shape
+from ge.parser._input_shape import read_shaping_options
 
 from ._context import FORMATS
 
@@ -39,14 +39,8 @@ def parse_out_nodes(text: str) -> tuple:
 
 
 def read_options(options: dict | None) -> ParseOptions:
-    options = options or {}
-    fmt_text = str(options.get("input_format") or "NHWC")
-    if fmt_text not in FORMATS:
-        raise GeError("E10001", {"value": fmt_text, "parameter": "--input_format",
-                                 "reason": "The value must be NCHW, NHWC, ND, NCDHW or NDHWC "
-                                           "in TF model."})
-    shape_text = str(options.get("input_shape") or options.get("ge.inputShape") or "")
-    nodes_text = str(options.get("ge.outputNodeName") or options.get("out_nodes") or "")
-    return ParseOptions(input_shapes=parse_input_shape(shape_text) if shape_text else {},
-                        input_format=FORMATS[fmt_text],
+    input_shapes, input_format, nodes_text = read_shaping_options(
+        options or {}, FORMATS, "NHWC",
+        "The value must be NCHW, NHWC, ND, NCDHW or NDHWC in TF model.")
+    return ParseOptions(input_shapes=input_shapes, input_format=input_format,
                         out_nodes=parse_out_nodes(nodes_text) if nodes_text else ())
