@@ -15,6 +15,7 @@ from google.protobuf.message import DecodeError
 from ge.errors import GeError
 from ge.fsutil import MODEL_LIMIT, os_reason, read_regular
 from ge.graph import DataType
+from ge.graph.types import to_numpy_dtype
 from ge.proto.tensorflow import GraphDef, TF_DTYPE_NUMBERS
 
 __all__ = ["load_graph_bytes", "read_model_file", "ge_dtype", "np_dtype", "tensor_to_array",
@@ -22,15 +23,12 @@ __all__ = ["load_graph_bytes", "read_model_file", "ge_dtype", "np_dtype", "tenso
 
 DT = DataType
 TF_DTYPE_NAME = {number: name for name, number in TF_DTYPE_NUMBERS}
-# TensorFlow DataType number → (GE DataType, numpy dtype or None when it has no host form)
+# TensorFlow DataType number → GE DataType (its host form: ge.graph.types.to_numpy_dtype)
 _DTYPES = {
-    1: (DT.DT_FLOAT, np.float32), 2: (DT.DT_DOUBLE, np.float64), 3: (DT.DT_INT32, np.int32),
-    4: (DT.DT_UINT8, np.uint8), 5: (DT.DT_INT16, np.int16), 6: (DT.DT_INT8, np.int8),
-    7: (DT.DT_STRING, np.object_), 8: (DT.DT_COMPLEX64, np.complex64),
-    9: (DT.DT_INT64, np.int64), 10: (DT.DT_BOOL, np.bool_), 14: (DT.DT_BF16, None),
-    17: (DT.DT_UINT16, np.uint16), 18: (DT.DT_COMPLEX128, np.complex128),
-    19: (DT.DT_FLOAT16, np.float16), 22: (DT.DT_UINT32, np.uint32),
-    23: (DT.DT_UINT64, np.uint64),
+    1: DT.DT_FLOAT, 2: DT.DT_DOUBLE, 3: DT.DT_INT32, 4: DT.DT_UINT8, 5: DT.DT_INT16,
+    6: DT.DT_INT8, 7: DT.DT_STRING, 8: DT.DT_COMPLEX64, 9: DT.DT_INT64, 10: DT.DT_BOOL,
+    14: DT.DT_BF16, 17: DT.DT_UINT16, 18: DT.DT_COMPLEX128, 19: DT.DT_FLOAT16,
+    22: DT.DT_UINT32, 23: DT.DT_UINT64,
 }
 # where TensorProto keeps typed values of each dtype when tensor_content is empty
 _TYPED_FIELD = {1: "float_val", 2: "double_val", 3: "int_val", 4: "int_val", 5: "int_val",
@@ -80,21 +78,21 @@ def load_graph_bytes(data: bytes, label: str = "<memory>", text: bool = False) -
 
 
 def ge_dtype(tf_type: int, where: str) -> DataType:
-    row = _DTYPES.get(int(tf_type))
-    if row is None:
+    dtype = _DTYPES.get(int(tf_type))
+    if dtype is None:
         raise invalid_model(f"{where} has data type {TF_DTYPE_NAME.get(int(tf_type), tf_type)}, "
                             "which has no GE counterpart")
-    return row[0]
+    return dtype
 
 
 def np_dtype(tf_type: int, where: str) -> np.dtype:
-    ge_dtype(tf_type, where)
-    np_type = _DTYPES[int(tf_type)][1]
-    if np_type is None:
+    try:
+        return to_numpy_dtype(ge_dtype(tf_type, where))
+    except TypeError:  # no host form (bfloat16)
         raise GeError("EP0002", {"feature": f"constant {where} of data type "
                                             f"{TF_DTYPE_NAME[int(tf_type)]}",
-                                 "reason": "this data type has no host representation"})
-    return np.dtype(np_type)
+                                 "reason": "this data type has no host representation"}) \
+            from None
 
 
 def shape_dims(shape_proto) -> list | None:
