@@ -4,12 +4,13 @@ implementation refuses (EP0002).  Grammar errors: E10002 / E10011 / E10014.
 
 `read_shaping_options` reads what every parser reads the same way: `input_format` against the
 parser's table, `input_shape` (alias `ge.inputShape`) and the `ge.outputNodeName` (alias
-`out_nodes`) text, whose grammar differs per parser."""
+`out_nodes`) text, whose grammar differs per parser.  `parse_node_indexes` is the
+`name:index;...` form of that text the TensorFlow and Caffe parsers read (E10003)."""
 from __future__ import annotations
 
 from ge.errors import GeError
 
-__all__ = ["parse_input_shape", "read_shaping_options"]
+__all__ = ["parse_input_shape", "read_shaping_options", "parse_node_indexes"]
 
 _SHAPE_SAMPLE = '"input_name1:n1,c1,h1,w1;input_name2:n2,c2,h2,w2"'
 
@@ -67,3 +68,19 @@ def read_shaping_options(options: dict, formats: dict, default_format: str,
     shape_text = _first(options, "input_shape", "ge.inputShape")
     return (parse_input_shape(shape_text) if shape_text else {}, formats[fmt_text],
             _first(options, "ge.outputNodeName", "out_nodes"))
+
+
+def parse_node_indexes(text: str, reason: str, bare_names: bool = False) -> tuple:
+    """`name:index;...` as ((name, index), ...): names may hold `/` and `:` (the last `:`
+    separates the index); with `bare_names` an entry without `:` is (name, None).  E10003 with
+    `reason` otherwise."""
+    out = []
+    for entry in filter(None, (e.strip() for e in text.split(";"))):
+        name, sep, index = entry.rpartition(":")
+        if not sep and bare_names:
+            out.append((entry, None))
+        elif sep and name and index.strip().isdigit():
+            out.append((name, int(index)))
+        else:
+            raise GeError("E10003", {"value": entry, "parameter": "out_nodes", "reason": reason})
+    return tuple(out)

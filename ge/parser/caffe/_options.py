@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from ge.errors import GeError
 from ge.fsutil import os_reason
 from ge.graph import Format
-from .._input_shape import read_shaping_options
+from .._input_shape import parse_node_indexes, read_shaping_options
 
 __all__ = ["CaffeOptions", "read_options", "read_op_name_map"]
 
@@ -47,21 +47,8 @@ def read_op_name_map(path: str) -> dict:
     return mapping
 
 
-def _out_nodes(text: str) -> tuple:
-    out = []
-    for entry in (e.strip() for e in text.split(";")):
-        if not entry:
-            continue
-        name, sep, index = entry.rpartition(":")
-        if not sep:
-            out.append((entry, None))           # a top name
-        elif name and index.strip().isdigit():
-            out.append((name, int(index)))
-        else:
-            raise GeError("E10003", {"value": entry, "parameter": "out_nodes", "reason":
-                                     'The format must be "layer_name:0;layer_name:1" or '
-                                     '"top_name1;top_name2"'})
-    return tuple(out)
+_OUT_NODES_REASON = ('The format must be "layer_name:0;layer_name:1" or '
+                     '"top_name1;top_name2"')
 
 
 def read_options(options: dict | None) -> CaffeOptions:
@@ -70,5 +57,6 @@ def read_options(options: dict | None) -> CaffeOptions:
         options, INPUT_FORMATS, "NCHW", "The value must be NCHW or ND in Caffe model.")
     map_path = str(options.get("op_name_map") or "")
     return CaffeOptions(input_shapes=input_shapes, input_format=input_format,
-                        out_nodes=_out_nodes(nodes_text),
+                        out_nodes=parse_node_indexes(nodes_text, _OUT_NODES_REASON,
+                                                      bare_names=True),
                         op_name_map=read_op_name_map(map_path) if map_path else {})

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ge.errors import GeError
 from ge.graph import Format
-from ge.parser._input_shape import read_shaping_options
+from ge.parser._input_shape import parse_node_indexes, read_shaping_options
 
 from ._context import FORMATS
 
@@ -27,15 +26,8 @@ class ParseOptions:
 def parse_out_nodes(text: str) -> tuple:
     """`node:index;...` (node names may hold `/`; the last `:` separates the index); E10003
     otherwise, as CANN's parser reports a bad --out_nodes."""
-    out = []
-    for entry in filter(None, (e.strip() for e in text.split(";"))):
-        name, sep, index = entry.rpartition(":")
-        if not sep or not name or not index.strip().isdigit():
-            raise GeError("E10003", {"value": entry, "parameter": "out_nodes",
-                                     "reason": 'The format must be "node_name1:0;node_name2:1", '
-                                               "with a non-negative integer index"})
-        out.append((name, int(index)))
-    return tuple(out)
+    return parse_node_indexes(text, 'The format must be "node_name1:0;node_name2:1", '
+                                    "with a non-negative integer index")
 
 
 def read_options(options: dict | None) -> ParseOptions:
