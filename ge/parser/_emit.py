@@ -13,7 +13,7 @@ from ge.graph.types import from_numpy_dtype
 from ge.ops import registry
 
 __all__ = ["ConvertError", "Emitter", "Edge", "make_tensor", "refuse", "port_names",
-           "ir_not_registered"]
+           "ir_not_registered", "add_node"]
 
 Edge = tuple  # (Node, output index)
 
@@ -60,6 +60,14 @@ def port_names(ir_type: str, n_in: int, n_out: int, op_name: str = "") -> tuple[
         raise ir_not_registered(op_name or ir_type, ir_type)
     return (_expand(opdef.inputs, n_in, ir_type, "input"),
             _expand(opdef.outputs, n_out, ir_type, "output"))
+
+
+def add_node(graph, op_type: str, name: str, n_in: int, n_out: int, origin: list) -> Node:
+    """A node of the parser's own making (Data, NetOutput, ...): `name` made unique in `graph`,
+    registry port names."""
+    in_names, out_names = port_names(op_type, n_in, n_out, name)
+    return graph.add_node(op_type, graph.unique_name(name), input_names=in_names,
+                          output_names=out_names, origin=origin)
 
 
 class Emitter:

@@ -16,7 +16,7 @@ from ge.errors import GeError
 from ge.graph import DataType, Graph, TensorDesc
 from ge.graph.types import AttrValueType as VT
 
-from .._emit import ConvertError, port_names
+from .._emit import ConvertError, add_node, port_names
 from ._context import LayerCtx
 from ._custom import row_for
 from ._mappings import INPUT_TYPES, UNSUPPORTED_DETECTION
@@ -110,10 +110,7 @@ def _add_data(state: _State, layer_name: str, top: str, dims) -> None:
         raise GeError("E11005", {"input": top})
     if any(int(d) <= 0 for d in dims):
         raise GeError("E11027", {"opname": layer_name, "optype": "Data"})
-    in_names, out_names = port_names("Data", 1, 1, layer_name)
-    node = state.graph.add_node("Data", state.graph.unique_name(layer_name),
-                                input_names=in_names, output_names=out_names,
-                                origin=[layer_name])
+    node = add_node(state.graph, "Data", layer_name, 1, 1, [layer_name])
     node.set_attr_kind("index", VT.VT_INT, state.data_index)
     node.set_attr_kind("data_type", VT.VT_INT, int(DataType.DT_FLOAT))
     desc = TensorDesc([int(d) for d in dims], state.options.input_format, DataType.DT_FLOAT)

@@ -17,7 +17,8 @@ from ge.errors import GeError
 from ge.graph import Graph, Node, TensorDesc
 from ge.graph.types import AttrValueType as VT
 
-from ._context import ConvertError, NodeCtx, make_tensor, port_names
+from .._emit import add_node
+from ._context import ConvertError, NodeCtx, make_tensor
 from ._mappings import SUPPORTED_OPSETS, lookup, make_key
 from ._model import ge_dtype, invalid_model, tensor_to_array
 from ._options import ParseOptions
@@ -181,14 +182,8 @@ class _State:
     onnx_outputs: dict = field(default_factory=dict)   # root ONNX node -> [Edge | None]
 
 
-def _add(graph: Graph, op_type: str, name: str, n_in: int, n_out: int, origin: list) -> Node:
-    in_names, out_names = port_names(op_type, n_in, n_out, name)
-    return graph.add_node(op_type, graph.unique_name(name), input_names=in_names,
-                          output_names=out_names, origin=origin)
-
-
 def _add_data(graph: Graph, name: str, index: int, desc: TensorDesc | None) -> Node:
-    node = _add(graph, "Data", name, 1, 1, [name])
+    node = add_node(graph, "Data", name, 1, 1, [name])
     node.set_attr_kind("index", VT.VT_INT, index)
     if desc is not None:
         node.set_attr_kind("data_type", VT.VT_INT, int(desc.data_type))
@@ -267,7 +262,7 @@ class _GraphBuilder:
     def add_initializers(self) -> None:
         for k, t in enumerate(sorted(self.g.initializer, key=lambda t: t.name)):
             value = tensor_to_array(t, self.state.model_dir, t.name)
-            node = _add(self.graph, "Const", f"{t.name}_Initializer_{k}", 0, 1, [t.name])
+            node = add_node(self.graph, "Const", f"{t.name}_Initializer_{k}", 0, 1, [t.name])
             node.set_attr_kind("value", VT.VT_TENSOR, make_tensor(value))
             node.out_desc(0).set_shape(value.shape).set_origin_shape(value.shape)
             self.scope[t.name] = (node, 0)
@@ -420,7 +415,7 @@ class _GraphBuilder:
     def add_net_output(self) -> None:
         edges = self.output_edges()
         name = NET_OUTPUT if self.is_root else f"{self.graph.name}_{NET_OUTPUT}"
-        node = _add(self.graph, "NetOutput", name, len(edges), 0, [])
+        node = add_node(self.graph, "NetOutput", name, len(edges), 0, [])
         for k, (tensor_name, edge) in enumerate(edges):
             self.graph.connect(edge[0], edge[1], node, k)
             node.in_desc(k).name = tensor_name

@@ -19,7 +19,7 @@ from ge.graph import Graph, Node, TensorDesc
 from ge.graph.attr_names import ATTR_PARENT_INDEX
 from ge.graph.types import AttrValueType as VT
 from ge.ops.registry import Role
-from ge.parser._emit import make_tensor, port_names
+from ge.parser._emit import add_node, make_tensor
 
 from ._context import ConvertError, TfCtx, decode_attr
 from ._custom import row_for
@@ -211,9 +211,7 @@ class _Builder:
 
     # -- building -----------------------------------------------------------------------------
     def add_node(self, op_type: str, name: str, n_in: int, n_out: int, origin: list) -> Node:
-        in_names, out_names = port_names(op_type, n_in, n_out, name)
-        return self.graph.add_node(op_type, self.graph.unique_name(name), input_names=in_names,
-                                   output_names=out_names, origin=origin)
+        return add_node(self.graph, op_type, name, n_in, n_out, origin)
 
     def add_placeholder(self, node, index: int) -> list:
         name = self.full_name(node.name)
