@@ -30,8 +30,8 @@ from .key import ENTRY_NAME
 from .store import clean_stale, list_entries, lookup, removable, remove_entry
 from .trust import check_dir, entry_problem
 from . import remote_cli
+from .remote_cli import CHECK_FAILED
 
-CHECK_FAILED = "EP0115"
 FAILED = 255
 
 
