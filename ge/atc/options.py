@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 
 from ge.errors import GeError, GeWarning
+from ge.compiler.cache.settings import OPT_REMOTE as REMOTE_CACHE_OPTION
 from ge.passes.deadline import TIMEOUT_OPTION as PASS_TIMEOUT_OPTION
 from ge.fsutil import read_text_regular
 
@@ -30,7 +31,7 @@ __all__ = ["RunState", "name_table", "RAW_ONLY_KEYS", "load_raw_options", "apply
 # (decision: ge.exec.exclude_engines at any level; ge.py_pass_timeout, the pass time limit of
 # ge.passes.deadline; ge.op_compiler_remote_cache, the remote kernel stores of docs/cache.md).
 # They go straight into the option map.
-RAW_ONLY_KEYS = ("ge.exec.exclude_engines", PASS_TIMEOUT_OPTION, "ge.op_compiler_remote_cache")
+RAW_ONLY_KEYS = ("ge.exec.exclude_engines", PASS_TIMEOUT_OPTION, REMOTE_CACHE_OPTION)
 
 # Flags that only the command line may set (§8.5 rule 7).
 CLI_ONLY_FLAGS = ("model", "output", "framework", "soc_version")

@@ -3,9 +3,10 @@
 The only module of ge.atc that writes to stdout/stderr, through ge.stdio: messages that a
 closed, full or reader-less stream cannot take are dropped, the product text (--help, --mode=6)
 is EP0006 when lost.  Text is written as UTF-8 with `surrogateescape`, so non-UTF-8 bytes of a
-path given on the command line come back out as the same bytes instead of raising.  On a terminal, long work shows one progress line (`kernels
-12/47`) rewritten in place with `\r`; every other line erases it first, so it never mixes with
-them, and nothing of it reaches an output that is not a terminal.
+path given on the command line come back out as the same bytes instead of raising.  On a
+terminal, long work shows one progress line (`kernels 12/47`) rewritten in place with `\r`;
+every other line erases it first, so it never mixes with them, and nothing of it reaches an
+output that is not a terminal.
 """
 from __future__ import annotations
 

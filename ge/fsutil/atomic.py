@@ -21,6 +21,7 @@ import sys
 from typing import Optional, Union
 
 from .faults import armed, fault_point
+from .reading import special_kind
 from .temps import sweep, temp_name
 
 __all__ = ["publish"]
@@ -45,8 +46,7 @@ def _write_parts(fd: int, parts: list, half_point: str) -> None:
         written += part.nbytes
 
 
-_REFUSED = {stat.S_IFDIR: "a directory", stat.S_IFBLK: "a block device",
-            stat.S_IFSOCK: "a socket"}
+_REFUSED = (stat.S_IFDIR, stat.S_IFBLK, stat.S_IFSOCK)
 _STREAMS = (stat.S_IFCHR, stat.S_IFIFO)    # written through: nothing to replace
 
 
@@ -80,7 +80,8 @@ def _atomic_target(path: str) -> Union[str, None]:
     kind = stat.S_IFMT(st.st_mode)
     if kind in _REFUSED:
         code = errno.EISDIR if kind == stat.S_IFDIR else errno.EINVAL
-        raise OSError(code, f"it is {_REFUSED[kind]}, which is never replaced", path)
+        raise OSError(code, f"it is {special_kind(st.st_mode)}, which is never replaced",
+                      path)
     if kind in _STREAMS or _proc_link(path) is not None:
         return None
     return os.path.realpath(path)

@@ -26,6 +26,7 @@ from ge.graph import Graph, GraphCycleError, GraphInvariantError
 from ._native import _ENGINE, MatchResult, PassContext, PatternMatcherConfig
 from .base import (DecomposePass, PassStage, PatternFusionPass,
                    expression_result_to_graph)
+from .bootstrap import PASS_LOAD_ERROR
 from .boundary import ATTR_PASS_NAME, SpliceError, splice
 from .deadline import PassTimeout, deadline, pass_timeout
 from .infer import boundary_producers_of_node, infer_nodes
@@ -120,9 +121,10 @@ def _check_name_clashes() -> None:
     logs name passes, and one name would then mean two passes (E13029 names its file)."""
     for desc in all_passes():
         if not desc.builtin and desc.pass_name in _known_names:
-            raise GeError("E13029", {"passlibname": _where(desc).rsplit(":", 1)[0],
-                                     "reason": f"ValueError: pass name {desc.pass_name} is the "
-                                               f"name of a built-in pass; choose another"})
+            reason = (f"ValueError: pass name {desc.pass_name} is the name of a built-in "
+                      "pass; choose another")
+            raise GeError(PASS_LOAD_ERROR, {"passlibname": _where(desc).rsplit(":", 1)[0],
+                                            "reason": reason})
 
 
 def blame_pass(node, error: GeError) -> GeError:

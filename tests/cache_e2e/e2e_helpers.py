@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional
 
+from _atc_run import AtcRun
+
 REPO = Path(__file__).resolve().parents[2]
 SOC = "Ascend310P3"
 FAULT_ENVS = ("GE_TEST_FAULT", "GE_TEST_FAULT_FIFO")
@@ -41,18 +43,11 @@ class ModelFiles:
         return path
 
 
-@dataclass
-class Result:
-    rc: int
-    stdout: str
-    stderr: str
+@dataclass(frozen=True)
+class Result(AtcRun):
     cwd: Path
     work: Path
     output: str
-
-    @property
-    def text(self) -> str:
-        return self.stdout + self.stderr
 
     @property
     def om(self) -> Path:

@@ -30,8 +30,8 @@ from .key import ENTRY_NAME
 from .store import clean_stale, list_entries, lookup, removable, remove_entry
 from .trust import check_dir, entry_problem
 from . import remote_cli
+from .remote_cli import CHECK_FAILED
 
-CHECK_FAILED = "EP0115"
 FAILED = 255
 
 
@@ -51,8 +51,12 @@ class _Run:
     def error(self, code: str, params: dict) -> None:
         self.say(str(GeError(code, params)))
 
+    def tell(self, text: str) -> None:
+        """A line on stderr: a refusal or a store's fault, not part of the report."""
+        stdio.write("stderr", text + "\n")
+
     def refused(self, exc: GeError) -> None:
-        stdio.write("stderr", f"{exc}\n")
+        self.tell(str(exc))
         self.status = FAILED
 
 
@@ -188,7 +192,8 @@ def main(argv=None) -> int:
         root = cfg.cache_root({cfg.OPT_DIR: args.dir}, os.environ)
         if args.command == "push" or args.remote is not None:
             dirs = _soc_dirs(run, root, args.soc) if args.command == "push" else []
-            status = remote_cli.main(args.command, root, dirs, args.remote or "", args.fix)
+            status = remote_cli.main(run, args.command, root, dirs, args.remote or "",
+                                     args.fix)
             return run.status or status
         if args.command == "stats":
             cmd_stats(run, root, args.soc)

@@ -2,7 +2,8 @@
 
 The stores are those a compile would use with the same root (the `remote_storage` of its
 op_cache.ini, else PYATC_REMOTE_CACHE), or those given as `--remote STORES`.  A store that
-cannot be used is a WP0120 warning (no key, bad URL); one that fails is an EP0120 line.
+cannot be used is a WP0120 warning (no key, bad URL); one that fails is an EP0120 line.  What
+is printed goes through the command's `run` (__main__._Run), as for the local commands.
 
 push    send every sound local entry (as `verify` judges it) to every writable store
 verify  fetch every entry of every store and check it as a compile would (signature, names,
@@ -15,7 +16,6 @@ import json
 import logging
 import os
 
-from ge import stdio
 from ge.errors import GeError, take_warnings
 from . import settings as cfg
 from .key import ENTRY_NAME
@@ -29,31 +29,26 @@ CHECK_FAILED = "EP0115"
 REMOTE_ERROR = "EP0120"
 
 
-def _say(text: str) -> None:
-    """A report line: the command's product (EP0006 when stdout cannot take it)."""
-    stdio.write_product("stdout", text + "\n")
+def _error(run, store: str, reason: str) -> None:
+    run.tell(str(GeError(REMOTE_ERROR, {"store": store, "reason": reason})))
 
 
-def _error(store: str, reason: str) -> None:
-    stdio.write("stderr", f"{GeError(REMOTE_ERROR, {'store': store, 'reason': reason})}\n")
-
-
-def _stores(root: str, text: str) -> list:
+def _stores(run, root: str, text: str) -> list:
     source = "--remote"
     if not text:
         ini_path = cfg.ini_path_for(root)
         text, source = cfg.remote_storage({}, cfg.read_ini_text(ini_path), os.environ, ini_path)
     if not text:
-        _error("(none)", f"no remote storage is configured: set {cfg.INI_REMOTE} in "
-                         f"{cfg.ini_path_for(root)} or {cfg.ENV_REMOTE}, or pass --remote")
+        _error(run, "(none)", f"no remote storage is configured: set {cfg.INI_REMOTE} in "
+                              f"{cfg.ini_path_for(root)} or {cfg.ENV_REMOTE}, or pass --remote")
         return []
     stores = open_stores(text, source)
     for warning in take_warnings():     # printed here, once (not by logging's last resort)
-        stdio.write("stderr", f"{warning}\n")
+        run.tell(str(warning))
     return stores
 
 
-def cmd_push(soc_dirs: list, stores: list) -> int:
+def cmd_push(run, soc_dirs: list, stores: list) -> int:
     local = []
     for d in soc_dirs:
         for name in list_entries(d):
@@ -63,16 +58,16 @@ def cmd_push(soc_dirs: list, stores: list) -> int:
     status = 0
     for store in stores:
         if not store.writable:
-            _say(f"{store.spec.display}: read-only, skipped")
+            run.say(f"{store.spec.display}: read-only, skipped")
             continue
         try:
             for name, binary, meta in local:
                 store.backend.put(name, pack(name, binary, meta, store.key))
         except StoreFault as exc:
-            _error(store.spec.display, str(exc))
+            _error(run, store.spec.display, str(exc))
             status = 1
             continue
-        _say(f"{store.spec.display}: pushed {len(local)} entries")
+        run.say(f"{store.spec.display}: pushed {len(local)} entries")
     return status
 
 
@@ -90,7 +85,7 @@ def _judge(store, name: str) -> str:
     return ""
 
 
-def cmd_verify(stores: list, fix: bool) -> int:
+def cmd_verify(run, stores: list, fix: bool) -> int:
     status = 0
     for store in stores:
         shown = store.spec.display
@@ -102,51 +97,52 @@ def cmd_verify(stores: list, fix: bool) -> int:
                 if not reason:
                     continue
                 bad += 1
-                _say(str(GeError(CHECK_FAILED, {"path": f"{shown} {name}", "reason": reason})))
+                run.error(CHECK_FAILED, {"path": f"{shown} {name}", "reason": reason})
                 if fix:
                     if store.writable:
                         store.backend.delete(name)
                     else:
                         kept += 1
         except StoreFault as exc:
-            _error(shown, str(exc))
+            _error(run, shown, str(exc))
             status = 2
             continue
         unfixed = f", {kept} not removed (read-only)" if fix and kept else ""
-        _say(f"{shown}: verified {len(names)} entries, {bad} bad{unfixed}")
+        run.say(f"{shown}: verified {len(names)} entries, {bad} bad{unfixed}")
         if bad and (not fix or kept):
             status = max(status, 1)
     return status
 
 
-def cmd_stats(stores: list) -> int:
+def cmd_stats(run, stores: list) -> int:
     report, status = {}, 0
     for store in stores:
         try:
             report[store.spec.display] = dict(store.backend.usage(),
                                               read_only=not store.writable)
         except StoreFault as exc:
-            _error(store.spec.display, str(exc))
+            _error(run, store.spec.display, str(exc))
             status = 1
-    _say(json.dumps({"stores": report}, indent=2, sort_keys=True))
+    run.say(json.dumps({"stores": report}, indent=2, sort_keys=True))
     return status
 
 
-def main(command: str, root: str, soc_dirs: list, text: str, fix: bool) -> int:
+def main(run, command: str, root: str, soc_dirs: list, text: str, fix: bool) -> int:
     logging.getLogger("ge").addHandler(logging.NullHandler())
     if command == "clean":
-        _error(text or "(configured)", "clean works on the local cache only; a remote store "
-                                       "ages by its server's own rules (Redis maxmemory-policy)")
+        _error(run, text or "(configured)",
+               "clean works on the local cache only; a remote store "
+               "ages by its server's own rules (Redis maxmemory-policy)")
         return 2
-    stores = _stores(root, text)
+    stores = _stores(run, root, text)
     if not stores:
         return 2
     try:
         if command == "push":
-            return cmd_push(soc_dirs, stores)
+            return cmd_push(run, soc_dirs, stores)
         if command == "verify":
-            return cmd_verify(stores, fix)
-        return cmd_stats(stores)
+            return cmd_verify(run, stores, fix)
+        return cmd_stats(run, stores)
     finally:
         for store in stores:
             store.backend.close()
