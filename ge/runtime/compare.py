@@ -287,6 +287,7 @@ def format_report(result: Comparison, rtol: float, atol: float,
 def main(argv: list) -> int:
     from ._args import Opt, help_text, parse
     from ._cli import EXIT_FAIL, EXIT_OK
+    from ge.stdio import write_product
     table = (
         Opt("onnx", "the ONNX model (or --caffe, --tf)"),
         Opt("caffe", "the Caffe network (.prototxt), with --weight; reference: OpenCV DNN"),
@@ -306,45 +307,36 @@ def main(argv: list) -> int:
         Opt("help", "print this text", False, bool),
     )
     if "--help" in argv or "-h" in argv:
-        print(help_text("python3 -m ge.runtime.compare", __doc__.strip().splitlines()[0],
-                        table))
+        write_product("stdout", help_text("python3 -m ge.runtime.compare",
+                                          __doc__.strip().splitlines()[0], table) + "\n")
         return EXIT_OK
     args = parse(argv, table)
     from . import load
-    from ._io import read_input
+    from ._io import read_inputs
     from .freeze import parse_freeze_option
     model = load(args["om"])
-    inputs = None
     files = [f for f in (args["input"] or "").split(",") if f]
-    if files:
-        if len(files) != len(model.inputs):
-            raise GeError(BAD_INPUT, {"reason": f"the model has {len(model.inputs)} input(s); "
-                                                f"{len(files)} file(s) given"})
-        inputs = [read_input(p, s) for p, s in zip(files, model.inputs)]
+    inputs = read_inputs(files, model.inputs) if files else None
+    common = dict(rtol=args["rtol"], atol=args["atol"], seed=args["seed"], dump=args["dump"])
     if args["tf"]:
         from .compare_tf import compare_tf_model
-        result = compare_tf_model(args["tf"], model, inputs, rtol=args["rtol"],
-                                  atol=args["atol"], seed=args["seed"], dump=args["dump"],
-                                  out_nodes=args["out_nodes"] or "")
-        print(format_report(result, args["rtol"], args["atol"], reference="tensorflow",
-                            tensor="equivalent TF tensor"))
-        return EXIT_OK if result.ok else EXIT_FAIL
-    if args["caffe"]:
+        result = compare_tf_model(args["tf"], model, inputs, out_nodes=args["out_nodes"] or "",
+                                  **common)
+        labels = dict(reference="tensorflow", tensor="equivalent TF tensor")
+    elif args["caffe"]:
         from .compare_caffe import compare_caffe
         if not args["weight"]:
             raise GeError("E10004", {"parameter": "weight"})
-        result = compare_caffe(args["caffe"], args["weight"], model, inputs, rtol=args["rtol"],
-                               atol=args["atol"], seed=args["seed"], dump=args["dump"],
-                               op_name_map=args["op_name_map"])
-        print(format_report(result, args["rtol"], args["atol"], reference="OpenCV",
-                            tensor="equivalent Caffe layer"))
-        return EXIT_OK if result.ok else EXIT_FAIL
-    if not args["onnx"]:
-        raise GeError("E10004", {"parameter": "onnx"})
-    frozen = parse_freeze_option(args["freeze_inputs"])
-    result = compare_model(args["onnx"], model, inputs, rtol=args["rtol"], atol=args["atol"],
-                           seed=args["seed"], dump=args["dump"], frozen=frozen)
-    print(format_report(result, args["rtol"], args["atol"]))
+        result = compare_caffe(args["caffe"], args["weight"], model, inputs,
+                               op_name_map=args["op_name_map"], **common)
+        labels = dict(reference="OpenCV", tensor="equivalent Caffe layer")
+    else:
+        if not args["onnx"]:
+            raise GeError("E10004", {"parameter": "onnx"})
+        result = compare_model(args["onnx"], model, inputs,
+                               frozen=parse_freeze_option(args["freeze_inputs"]), **common)
+        labels = {}
+    write_product("stdout", format_report(result, args["rtol"], args["atol"], **labels) + "\n")
     return EXIT_OK if result.ok else EXIT_FAIL
 
 
