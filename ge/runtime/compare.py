@@ -33,7 +33,7 @@ from ge.errors import GeError
 from ._aipp import aipp_links, mismatch_stage, reference_features
 from ._errors import BAD_INPUT, INVALID_OM
 
-__all__ = ["TensorDiff", "Comparison", "diff", "random_inputs", "compare_model",
+__all__ = ["TensorDiff", "Comparison", "diff", "random_inputs", "prepare_run", "compare_model",
            "run_onnxruntime", "main"]
 
 
@@ -123,6 +123,17 @@ def random_inputs(specs, seed: int = 0) -> list:
     return out
 
 
+def prepare_run(om_model, inputs, seed: int) -> tuple:
+    """What every reference comparison starts from: the loaded model (`om_model` a path or a
+    ge.runtime.Model), its inputs (None = seeded random) and the reference's feeds by input
+    name."""
+    from . import Model, load
+    model = om_model if isinstance(om_model, Model) else load(om_model)
+    if inputs is None:
+        inputs = random_inputs(model.inputs, seed)
+    return model, inputs, {spec.name: value for spec, value in zip(model.inputs, inputs)}
+
+
 def _load_onnx(model):
     import onnx
     if isinstance(model, onnx.ModelProto):
@@ -188,12 +199,8 @@ def compare_model(onnx_model, om_model, inputs=None, *, rtol: float = 1e-4,
     """`onnx_model`: path or ModelProto; `om_model`: path or loaded ge.runtime.Model;
     `inputs`: arrays in OM input order (None = seeded random); `frozen`: values of ONNX
     inputs that the OM has as constants (pyatc.freeze_inputs)."""
-    from . import Model, load
-    model = om_model if isinstance(om_model, Model) else load(om_model)
+    model, inputs, feeds = prepare_run(om_model, inputs, seed)
     proto = _load_onnx(onnx_model)
-    if inputs is None:
-        inputs = random_inputs(model.inputs, seed)
-    feeds = {spec.name: value for spec, value in zip(model.inputs, inputs)}
     feeds.update(frozen or {})
     onnx_outputs = [o.name for o in proto.graph.output]
     links = aipp_links(model)

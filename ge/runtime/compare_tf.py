@@ -13,7 +13,7 @@ import os
 from ge.errors import GeError
 
 from ._errors import BAD_INPUT
-from .compare import Comparison, diff, random_inputs
+from .compare import Comparison, diff, prepare_run
 
 __all__ = ["run_tensorflow", "compare_tf_model"]
 
@@ -60,12 +60,8 @@ def _reference_outputs(graph_def, out_nodes: str) -> list:
 def compare_tf_model(pb_path, om_model, inputs=None, *, rtol: float = 1e-4, atol: float = 1e-5,
                      seed: int = 0, dump: bool = False, out_nodes: str = "") -> Comparison:
     from ge.parser.tensorflow import load_graph_def
-    from . import Model, load
-    model = om_model if isinstance(om_model, Model) else load(om_model)
+    model, inputs, feeds = prepare_run(om_model, inputs, seed)
     graph_def = load_graph_def(pb_path)
-    if inputs is None:
-        inputs = random_inputs(model.inputs, seed)
-    feeds = {spec.name: value for spec, value in zip(model.inputs, inputs)}
     ref_outputs = _reference_outputs(graph_def, out_nodes)
     if len(ref_outputs) != len(model.outputs):
         raise GeError(BAD_INPUT, {"reason": f"the OM has {len(model.outputs)} outputs, the "
