@@ -241,8 +241,7 @@ def _compare_nodes(result: Comparison, model, proto, seen: dict, ref: dict, rtol
         key = node.name or f"{node.op_type}_{i}"
         position[key] = i
         outputs_of[key] = list(node.output)
-    steps = [s for g in model._plan.graphs.values() for s in g.steps
-             if g is model._plan.root]
+    steps = model._plan.root.steps
     target = {}
     for step in steps:
         known = [o for o in step.origin if o in position]

@@ -77,7 +77,7 @@ def compare_tf_model(pb_path, om_model, inputs=None, *, rtol: float = 1e-4, atol
         result.outputs.append(diff(model.outputs[k].name, ref_outputs[k], value,
                                    ref[ref_outputs[k]], rtol, atol))
     if dump:
-        for step in _root_steps(model):
+        for step in model._plan.root.steps:
             name = tensors.get(step.name)
             if name is not None and step.name in seen:
                 result.nodes.append(diff(step.name, name, seen[step.name][0], ref[name], rtol,
@@ -85,10 +85,6 @@ def compare_tf_model(pb_path, om_model, inputs=None, *, rtol: float = 1e-4, atol
             elif name is None:
                 result.unmapped.append(step.name)
     return result
-
-
-def _root_steps(model) -> list:
-    return list(model._plan.root.steps)
 
 
 _NOT_FETCHABLE = ("NoOp", "Placeholder", "Const")
@@ -99,7 +95,7 @@ def _dump_targets(model, graph_def) -> dict:
     position = {n.name: i for i, n in enumerate(graph_def.node)
                 if n.op not in _NOT_FETCHABLE}
     target: dict = {}
-    for step in _root_steps(model):
+    for step in model._plan.root.steps:
         known = [o for o in step.origin if o in position]
         if known:
             target[max(known, key=position.get)] = step.name
