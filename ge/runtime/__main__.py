@@ -15,8 +15,6 @@ from ._cli import EXIT_OK, guarded
 from ge.errors import GeError
 from ge.stdio import write_product
 
-from ._errors import BAD_INPUT
-
 OPTIONS = (
     Opt("model", "the OM file to run", required=True),
     Opt("input", "comma-separated input files in model input order: .npy (checked against the "
@@ -44,7 +42,7 @@ def main(argv: list) -> int:
         return EXIT_OK
     args = parse(argv, OPTIONS)
     from . import load
-    from ._io import OUTPUT_FORMATS, read_input, write_outputs
+    from ._io import OUTPUT_FORMATS, read_inputs, write_outputs
     import numpy as np
     fmt = args["outfmt"].upper()
     if fmt not in OUTPUT_FORMATS:
@@ -61,12 +59,8 @@ def main(argv: list) -> int:
         model.close()
         write_product("stdout", "\n".join(lines) + "\n")
         return EXIT_OK
-    if files and len(files) != len(model.inputs):
-        raise GeError(BAD_INPUT, {"reason": f"the model has {len(model.inputs)} input(s) "
-                                            f"({', '.join(s.name for s in model.inputs)}); "
-                                            f"{len(files)} file(s) given"})
     if files:
-        inputs = [read_input(path, spec) for path, spec in zip(files, model.inputs)]
+        inputs = read_inputs(files, model.inputs)
     else:
         inputs = [np.zeros(s.shape, s.dtype) for s in model.inputs]
     start = time.perf_counter()

@@ -75,7 +75,7 @@ def _profile_lines(profile, top: int) -> list:
 
 
 def run_bench(model, args: dict, entries: list, fmt: str) -> list:
-    from ._io import read_input, write_outputs
+    from ._io import read_inputs, write_outputs
     sets = input_sets(entries, len(model.inputs))
     warmup = DEFAULT_WARMUP if args["warmup_count"] is None else args["warmup_count"]
     for name, value in (("warmup_count", warmup), ("profiler_top", args["profiler_top"])):
@@ -88,7 +88,7 @@ def run_bench(model, args: dict, entries: list, fmt: str) -> list:
         files = sets[i].files
         if not files:
             return [np.zeros(s.shape, s.dtype) for s in model.inputs]
-        return [read_input(path, spec) for path, spec in zip(files, model.inputs)]
+        return read_inputs(files, model.inputs)
 
     cached = [feeds_of(i) for i in range(len(sets))]     # files are read before timing
     for _ in range(warmup):

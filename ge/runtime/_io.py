@@ -19,7 +19,7 @@ from ._aipp import DYNAMIC_AIPP_MODE
 from ._errors import BAD_INPUT, FILE_OPEN
 from ._plan import TensorSpec
 
-__all__ = ["read_input", "write_outputs", "load_npy", "OUTPUT_FORMATS"]
+__all__ = ["read_input", "read_inputs", "write_outputs", "load_npy", "OUTPUT_FORMATS"]
 
 OUTPUT_FORMATS = ("NPY", "BIN", "TXT")
 
@@ -45,6 +45,15 @@ def read_input(path: str, spec: TensorSpec) -> np.ndarray:
     except OSError as e:
         raise GeError(FILE_OPEN, {"file": path, "reason": str(e)}) from None
     return data.reshape(spec.shape)
+
+
+def read_inputs(paths: list, specs: list) -> list:
+    """One file per model input, in input order."""
+    if len(paths) != len(specs):
+        raise GeError(BAD_INPUT, {"reason": f"the model has {len(specs)} input(s) "
+                                            f"({', '.join(s.name for s in specs)}); "
+                                            f"{len(paths)} file(s) given"})
+    return [read_input(path, spec) for path, spec in zip(paths, specs)]
 
 
 def load_npy(path: str, mmap_mode=None, what: str = "") -> np.ndarray:

@@ -33,7 +33,7 @@ from ge.errors import GeError
 from ._aipp import aipp_links, mismatch_stage, reference_features
 from ._errors import BAD_INPUT, INVALID_OM
 
-__all__ = ["TensorDiff", "Comparison", "diff", "random_inputs", "compare_model",
+__all__ = ["TensorDiff", "Comparison", "diff", "random_inputs", "prepare_run", "compare_model",
            "run_onnxruntime", "main"]
 
 
@@ -123,6 +123,17 @@ def random_inputs(specs, seed: int = 0) -> list:
     return out
 
 
+def prepare_run(om_model, inputs, seed: int) -> tuple:
+    """What every reference comparison starts from: the loaded model (`om_model` a path or a
+    ge.runtime.Model), its inputs (None = seeded random) and the reference's feeds by input
+    name."""
+    from . import Model, load
+    model = om_model if isinstance(om_model, Model) else load(om_model)
+    if inputs is None:
+        inputs = random_inputs(model.inputs, seed)
+    return model, inputs, {spec.name: value for spec, value in zip(model.inputs, inputs)}
+
+
 def _load_onnx(model):
     import onnx
     if isinstance(model, onnx.ModelProto):
@@ -188,12 +199,8 @@ def compare_model(onnx_model, om_model, inputs=None, *, rtol: float = 1e-4,
     """`onnx_model`: path or ModelProto; `om_model`: path or loaded ge.runtime.Model;
     `inputs`: arrays in OM input order (None = seeded random); `frozen`: values of ONNX
     inputs that the OM has as constants (pyatc.freeze_inputs)."""
-    from . import Model, load
-    model = om_model if isinstance(om_model, Model) else load(om_model)
+    model, inputs, feeds = prepare_run(om_model, inputs, seed)
     proto = _load_onnx(onnx_model)
-    if inputs is None:
-        inputs = random_inputs(model.inputs, seed)
-    feeds = {spec.name: value for spec, value in zip(model.inputs, inputs)}
     feeds.update(frozen or {})
     onnx_outputs = [o.name for o in proto.graph.output]
     links = aipp_links(model)
@@ -234,8 +241,7 @@ def _compare_nodes(result: Comparison, model, proto, seen: dict, ref: dict, rtol
         key = node.name or f"{node.op_type}_{i}"
         position[key] = i
         outputs_of[key] = list(node.output)
-    steps = [s for g in model._plan.graphs.values() for s in g.steps
-             if g is model._plan.root]
+    steps = model._plan.root.steps
     target = {}
     for step in steps:
         known = [o for o in step.origin if o in position]
@@ -287,6 +293,7 @@ def format_report(result: Comparison, rtol: float, atol: float,
 def main(argv: list) -> int:
     from ._args import Opt, help_text, parse
     from ._cli import EXIT_FAIL, EXIT_OK
+    from ge.stdio import write_product
     table = (
         Opt("onnx", "the ONNX model (or --caffe, --tf)"),
         Opt("caffe", "the Caffe network (.prototxt), with --weight; reference: OpenCV DNN"),
@@ -306,45 +313,36 @@ def main(argv: list) -> int:
         Opt("help", "print this text", False, bool),
     )
     if "--help" in argv or "-h" in argv:
-        print(help_text("python3 -m ge.runtime.compare", __doc__.strip().splitlines()[0],
-                        table))
+        write_product("stdout", help_text("python3 -m ge.runtime.compare",
+                                          __doc__.strip().splitlines()[0], table) + "\n")
         return EXIT_OK
     args = parse(argv, table)
     from . import load
-    from ._io import read_input
+    from ._io import read_inputs
     from .freeze import parse_freeze_option
     model = load(args["om"])
-    inputs = None
     files = [f for f in (args["input"] or "").split(",") if f]
-    if files:
-        if len(files) != len(model.inputs):
-            raise GeError(BAD_INPUT, {"reason": f"the model has {len(model.inputs)} input(s); "
-                                                f"{len(files)} file(s) given"})
-        inputs = [read_input(p, s) for p, s in zip(files, model.inputs)]
+    inputs = read_inputs(files, model.inputs) if files else None
+    common = dict(rtol=args["rtol"], atol=args["atol"], seed=args["seed"], dump=args["dump"])
     if args["tf"]:
         from .compare_tf import compare_tf_model
-        result = compare_tf_model(args["tf"], model, inputs, rtol=args["rtol"],
-                                  atol=args["atol"], seed=args["seed"], dump=args["dump"],
-                                  out_nodes=args["out_nodes"] or "")
-        print(format_report(result, args["rtol"], args["atol"], reference="tensorflow",
-                            tensor="equivalent TF tensor"))
-        return EXIT_OK if result.ok else EXIT_FAIL
-    if args["caffe"]:
+        result = compare_tf_model(args["tf"], model, inputs, out_nodes=args["out_nodes"] or "",
+                                  **common)
+        labels = dict(reference="tensorflow", tensor="equivalent TF tensor")
+    elif args["caffe"]:
         from .compare_caffe import compare_caffe
         if not args["weight"]:
             raise GeError("E10004", {"parameter": "weight"})
-        result = compare_caffe(args["caffe"], args["weight"], model, inputs, rtol=args["rtol"],
-                               atol=args["atol"], seed=args["seed"], dump=args["dump"],
-                               op_name_map=args["op_name_map"])
-        print(format_report(result, args["rtol"], args["atol"], reference="OpenCV",
-                            tensor="equivalent Caffe layer"))
-        return EXIT_OK if result.ok else EXIT_FAIL
-    if not args["onnx"]:
-        raise GeError("E10004", {"parameter": "onnx"})
-    frozen = parse_freeze_option(args["freeze_inputs"])
-    result = compare_model(args["onnx"], model, inputs, rtol=args["rtol"], atol=args["atol"],
-                           seed=args["seed"], dump=args["dump"], frozen=frozen)
-    print(format_report(result, args["rtol"], args["atol"]))
+        result = compare_caffe(args["caffe"], args["weight"], model, inputs,
+                               op_name_map=args["op_name_map"], **common)
+        labels = dict(reference="OpenCV", tensor="equivalent Caffe layer")
+    else:
+        if not args["onnx"]:
+            raise GeError("E10004", {"parameter": "onnx"})
+        result = compare_model(args["onnx"], model, inputs,
+                               frozen=parse_freeze_option(args["freeze_inputs"]), **common)
+        labels = {}
+    write_product("stdout", format_report(result, args["rtol"], args["atol"], **labels) + "\n")
     return EXIT_OK if result.ok else EXIT_FAIL
 
 

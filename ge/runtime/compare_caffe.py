@@ -15,7 +15,7 @@ import numpy as np
 from ge.errors import GeError
 
 from ._errors import BAD_INPUT
-from .compare import Comparison, diff, random_inputs
+from .compare import Comparison, diff, prepare_run
 
 __all__ = ["compare_caffe", "run_opencv"]
 
@@ -66,11 +66,7 @@ def compare_caffe(prototxt: str, weight: str, om_model, inputs=None, *, rtol: fl
     """`op_name_map`: the --op_name_map file the OM was compiled with (OpenCV reads the
     original layer types)."""
     from ge.parser.caffe import parse_caffe
-    from . import Model, load
-    model = om_model if isinstance(om_model, Model) else load(om_model)
-    if inputs is None:
-        inputs = random_inputs(model.inputs, seed)
-    feeds = {spec.name: value for spec, value in zip(model.inputs, inputs)}
+    model, inputs, feeds = prepare_run(om_model, inputs, seed)
     graph = parse_caffe(prototxt, weight, {"op_name_map": op_name_map})
     net_output = next(n for n in graph.get_all_nodes() if n.type == "NetOutput")
     tops = [net_output.in_desc(k).name for k in range(net_output.num_inputs)]

@@ -13,7 +13,7 @@ import os
 from ge.errors import GeError
 
 from ._errors import BAD_INPUT
-from .compare import Comparison, diff, random_inputs
+from .compare import Comparison, diff, prepare_run
 
 __all__ = ["run_tensorflow", "compare_tf_model"]
 
@@ -60,12 +60,8 @@ def _reference_outputs(graph_def, out_nodes: str) -> list:
 def compare_tf_model(pb_path, om_model, inputs=None, *, rtol: float = 1e-4, atol: float = 1e-5,
                      seed: int = 0, dump: bool = False, out_nodes: str = "") -> Comparison:
     from ge.parser.tensorflow import load_graph_def
-    from . import Model, load
-    model = om_model if isinstance(om_model, Model) else load(om_model)
+    model, inputs, feeds = prepare_run(om_model, inputs, seed)
     graph_def = load_graph_def(pb_path)
-    if inputs is None:
-        inputs = random_inputs(model.inputs, seed)
-    feeds = {spec.name: value for spec, value in zip(model.inputs, inputs)}
     ref_outputs = _reference_outputs(graph_def, out_nodes)
     if len(ref_outputs) != len(model.outputs):
         raise GeError(BAD_INPUT, {"reason": f"the OM has {len(model.outputs)} outputs, the "
@@ -81,7 +77,7 @@ def compare_tf_model(pb_path, om_model, inputs=None, *, rtol: float = 1e-4, atol
         result.outputs.append(diff(model.outputs[k].name, ref_outputs[k], value,
                                    ref[ref_outputs[k]], rtol, atol))
     if dump:
-        for step in _root_steps(model):
+        for step in model._plan.root.steps:
             name = tensors.get(step.name)
             if name is not None and step.name in seen:
                 result.nodes.append(diff(step.name, name, seen[step.name][0], ref[name], rtol,
@@ -89,10 +85,6 @@ def compare_tf_model(pb_path, om_model, inputs=None, *, rtol: float = 1e-4, atol
             elif name is None:
                 result.unmapped.append(step.name)
     return result
-
-
-def _root_steps(model) -> list:
-    return list(model._plan.root.steps)
 
 
 _NOT_FETCHABLE = ("NoOp", "Placeholder", "Const")
@@ -103,7 +95,7 @@ def _dump_targets(model, graph_def) -> dict:
     position = {n.name: i for i, n in enumerate(graph_def.node)
                 if n.op not in _NOT_FETCHABLE}
     target: dict = {}
-    for step in _root_steps(model):
+    for step in model._plan.root.steps:
         known = [o for o in step.origin if o in position]
         if known:
             target[max(known, key=position.get)] = step.name
