@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ge import ops
 from ge.errors import GeError
 from ge.graph import DataType, Format, Graph, Node
 
@@ -50,10 +51,11 @@ def _nchw(shape: list, layout: str, what: str) -> list:
 
 
 def _add(graph: Graph, op: str, name: str, inputs: list, origin, **attrs) -> Node:
-    names = {"TransposeD": ["x"], "Reshape": ["x", "shape"], "Slice": ["x", "offsets", "size"],
-             "PadV2": ["x", "paddings", "constant_values"], "Cast": ["x"]}[op]
-    return graph.add_node(op, graph.unique_name(name), inputs=inputs, input_names=names,
-                          output_names=["y"], attrs=attrs, origin=origin)
+    opdef = ops.get(op)
+    return graph.add_node(op, graph.unique_name(name), inputs=inputs,
+                          input_names=ops.slot_names(opdef, len(inputs)),
+                          output_names=ops.slot_names(opdef, 1, outputs=True), attrs=attrs,
+                          origin=origin)
 
 
 def _const(graph: Graph, name: str, values, dtype, origin):

@@ -5,7 +5,8 @@ from typing import Optional
 
 import numpy as np
 
-from ge.graph import CONST_TYPES, DATA_TYPES, Graph, Node, Tensor
+from ge.graph import CONST_TYPES, Graph, Node, Tensor
+from ge.ops import Role, role_of
 
 
 def const_value(node: Node) -> Optional[np.ndarray]:
@@ -70,7 +71,7 @@ def remove_dead_nodes(graph: Graph) -> int:
             if id(p) not in live:
                 live.add(id(p))
                 stack.append(p)
-    dead = [n for n in graph.topo_order() if id(n) not in live and n.type not in DATA_TYPES]
+    dead = [n for n in graph.topo_order() if id(n) not in live and role_of(n.type) != Role.DATA]
     for n in reversed(dead):
         remove_subgraphs_of(graph, n)
         graph.erase_node(n)

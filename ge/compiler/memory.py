@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ge.om.plan import MEMORY_ALIGN
-from ge.graph import DATA_TYPES, Graph, Node
+from ge.graph import Graph, Node
 from ge.graph.types import dtype_size
 from ge.ops import Role, role_of
 
@@ -82,14 +82,15 @@ def _plan_graph(graph: Graph, plan: MemoryPlan, workspaces: dict, reuse: bool,
     for node in order:
         mem = NodeMemory(output_offsets=[-1] * node.num_outputs)
         plan.nodes[(graph.name, node.name)] = mem
-        if role_of(node.type) in NO_MEMORY_ROLES:
+        role = role_of(node.type)
+        if role in NO_MEMORY_ROLES:
             continue
         for idx in range(node.num_outputs):
             users = node.consumers(idx)
             end = max((pos[id(d)] for d, _ in users), default=pos[id(node)])
-            if any(d.type == "NetOutput" for d, _ in users) or node.type in DATA_TYPES:
+            if any(d.type == "NetOutput" for d, _ in users) or role == Role.DATA:
                 end = last
-            start = 0 if node.type in DATA_TYPES else pos[id(node)]
+            start = 0 if role == Role.DATA else pos[id(node)]
             blocks.append(_Block(("o", node.name, idx), _align(max(tensor_bytes(node, idx), 1)),
                                  start, end))
         for w, size in enumerate(workspaces.get(node.name, ())):

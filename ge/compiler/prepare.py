@@ -10,7 +10,7 @@ from ge.graph.attr_names import ATTR_PARENT_INDEX
 from ge import ops
 from ge.ops import Role
 from ge.errors import GeError
-from ge.graph import DATA_TYPES, Graph, Node
+from ge.graph import Graph, Node
 from ge.graph.types import dtype_size, from_numpy_dtype
 
 from ge.passes.runner import blame_pass
@@ -46,7 +46,7 @@ def infer_shapes(graph: Graph, known: dict | None = None) -> None:
     graph itself is not changed (folding is `fold_constants`)."""
     values: dict = dict(known or {})
     for node in graph.topo_order():
-        if node.type in DATA_TYPES:
+        if ops.role_of(node.type) == Role.DATA:
             _sync_data(graph, node)
             _check_sizes(node)
             continue

@@ -18,11 +18,10 @@ from typing import Callable, Union
 
 import numpy as np
 
-from ge.graph import DATA_TYPES
 from ge.graph.attr_names import ATTR_PARENT_INDEX
 from ge.errors import GeError
 
-from . import lookup, resolved_attrs
+from . import Role, lookup, resolved_attrs, role_of
 
 __all__ = ["run_graph", "run_node"]
 
@@ -97,7 +96,7 @@ def _execute(graph, feed: Callable, store: dict) -> list:
     results = None
     for node in graph.topo_order():
         inputs = [None if e is None else store[(e[0].name, e[1])] for e in node.inputs()]
-        if node.type in DATA_TYPES:
+        if role_of(node.type) == Role.DATA:
             outs = [np.asarray(feed(node))]
         elif node.type == "NetOutput":
             results = inputs

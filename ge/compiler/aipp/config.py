@@ -20,7 +20,8 @@ from ge.errors import GeError
 from ge.graph.types import AttrValueType as VT
 from ge.proto.insert_op import AIPP_FIELDS, ParseError, parse_text
 
-__all__ = ["AippConfig", "read_config", "check_op", "soc_limits", "SUPPORTED_FORMATS"]
+__all__ = ["AippConfig", "read_config", "check_op", "soc_limits", "SUPPORTED_FORMATS",
+           "invalid_aipp"]
 
 SUPPORTED_FORMATS = ("YUV420SP_U8", "XRGB8888_U8", "RGB888_U8", "YUV400_U8")
 _REPEATED = [name for name, _n, _t, label in AIPP_FIELDS if label == "*"
@@ -128,7 +129,8 @@ class AippConfig:
         return {"name": "", "attr": attrs}
 
 
-def _invalid(reason: str) -> GeError:
+def invalid_aipp(reason: str) -> GeError:
+    """E10052 for an AIPP configuration that cannot be applied (to the file or to the model)."""
     return GeError("E10052", {"reason": reason})
 
 
@@ -153,7 +155,7 @@ def read_config(path: str, soc: str = "") -> list[AippConfig]:
     except ParseError as exc:
         raise GeError("E13005", {"file": path, "reason": str(exc)}) from None
     if message.multi_shape_op:
-        raise _invalid("multi_shape_op blocks are not supported; use --dynamic_batch_size")
+        raise invalid_aipp("multi_shape_op blocks are not supported; use --dynamic_batch_size")
     configs = [AippConfig(i, op) for i, op in enumerate(message.aipp_op)]
     _check_positions(configs)
     for config in configs:
@@ -166,18 +168,18 @@ def _check_positions(configs: list) -> None:
     """One AIPP per model input, all static or all dynamic (GE CheckPositionNotRepeat)."""
     modes = {c.mode for c in configs if c.mode != "undefined"}
     if len(modes) > 1:
-        raise _invalid("aipp_mode static and aipp_mode dynamic cannot be mixed in one "
+        raise invalid_aipp("aipp_mode static and aipp_mode dynamic cannot be mixed in one "
                        "configuration file")
     by_name = bool(configs) and bool(configs[0].params.related_input_name)
     seen: dict = {}
     for c in configs:
         if bool(c.params.related_input_name) != by_name:
-            raise _invalid("Cannot both set related_input_name and related_input_rank: "
+            raise invalid_aipp("Cannot both set related_input_name and related_input_rank: "
                            f"aipp_op {c.index} differs from the first aipp_op")
         key = c.params.related_input_name if by_name else c.params.related_input_rank
         if key in seen:
             field = "related_input_name" if by_name else "related_input_rank"
-            raise _invalid(f"Cannot insert aipp to the same position! aipp_op {seen[key]} and "
+            raise invalid_aipp(f"Cannot insert aipp to the same position! aipp_op {seen[key]} and "
                            f"aipp_op {c.index} both have {field} {key}")
         seen[key] = c.index
 
@@ -188,19 +190,19 @@ def check_op(config: AippConfig, soc: str) -> None:
     p = config.params
     where = f"aipp_op {config.index}"
     if config.mode == "undefined":
-        raise _invalid(f"{where}: aipp_mode must be configured as static or dynamic")
+        raise invalid_aipp(f"{where}: aipp_mode must be configured as static or dynamic")
     for name in _REPEATED:
         values = list(getattr(p, name))
         if len(values) > 1:
-            raise _invalid(f"{where}: The parameter {name} cannot be configured repeatedly "
+            raise invalid_aipp(f"{where}: The parameter {name} cannot be configured repeatedly "
                            f"(values {values})")
     for name in _RESERVED:
         if getattr(p, name):
-            raise _invalid(f"{where}: {name} {_text(getattr(p, name))} is not supported on "
+            raise invalid_aipp(f"{where}: {name} {_text(getattr(p, name))} is not supported on "
                            f"{soc or 'this soc'} (CANN documents {name} as a reserved field)")
     if config.mode == "dynamic":
         if p.max_src_image_size <= 0:
-            raise _invalid(f"{where}: For dynamic AIPP params, max_src_image_size must be set "
+            raise invalid_aipp(f"{where}: For dynamic AIPP params, max_src_image_size must be set "
                            "which number should be greater than 0")
         return
     _check_static(config, soc, where)
@@ -213,16 +215,16 @@ def _text(value) -> str:
 def _check_static(config: AippConfig, soc: str, where: str) -> None:
     p, fmt = config.params, config.input_format
     if fmt == "UNDEFINED":
-        raise _invalid(f"{where}: Input format of AIPP conf must be set in static aipp")
+        raise invalid_aipp(f"{where}: Input format of AIPP conf must be set in static aipp")
     if fmt not in SUPPORTED_FORMATS:
-        raise _invalid(f"{where}: input_format {fmt} is not supported; supported values: "
+        raise invalid_aipp(f"{where}: input_format {fmt} is not supported; supported values: "
                        f"{', '.join(SUPPORTED_FORMATS)}")
     for name, (low, high) in _RANGES.items():
         value = config.value(name)
         if not low <= value <= high:
-            raise _invalid(f"{where}: {name} {value:g} is out of range [{low}, {high}]")
+            raise invalid_aipp(f"{where}: {name} {value:g} is out of range [{low}, {high}]")
     if p.src_image_size_w == 1:
-        raise _invalid(f"{where}: src_image_size_w 1 is out of range: it must be 0 or in "
+        raise invalid_aipp(f"{where}: src_image_size_w 1 is out of range: it must be 0 or in "
                        "[2, 4096]")
     width, even = soc_limits(soc)
     if fmt == "YUV420SP_U8":
@@ -230,26 +232,26 @@ def _check_static(config: AippConfig, soc: str, where: str) -> None:
         fields = fields if p.crop else _EVEN_YUV420SP[:2]
         for name in fields:
             if getattr(p, name) % 2:
-                raise _invalid(f"{where}: {name} {getattr(p, name)} must be even for "
+                raise invalid_aipp(f"{where}: {name} {getattr(p, name)} must be even for "
                                "input_format YUV420SP_U8")
     if p.csc_switch and fmt == "YUV400_U8":
-        raise _invalid(f"{where}: csc_switch true is not allowed for input_format YUV400_U8 "
+        raise invalid_aipp(f"{where}: csc_switch true is not allowed for input_format YUV400_U8 "
                        "(a one-channel image has no colour-space conversion)")
     if p.ax_swap_switch and fmt != "XRGB8888_U8":
-        raise _invalid(f"{where}: ax_swap_switch true is only meaningful for input_format "
+        raise invalid_aipp(f"{where}: ax_swap_switch true is only meaningful for input_format "
                        f"XRGB8888_U8, not {fmt}")
     if (p.crop or p.padding) and not (p.src_image_size_w and p.src_image_size_h):
-        raise _invalid(f"{where}: src_image_size_w {p.src_image_size_w} and src_image_size_h "
+        raise invalid_aipp(f"{where}: src_image_size_w {p.src_image_size_w} and src_image_size_h "
                        f"{p.src_image_size_h}: both must be set when crop or padding is enabled")
     if p.crop:
         for axis in ("w", "h"):
             start, size = getattr(p, f"load_start_pos_{axis}"), getattr(p, f"crop_size_{axis}")
             src = getattr(p, f"src_image_size_{axis}")
             if start + size > src or start >= src:
-                raise _invalid(f"{where}: load_start_pos_{axis} {start} + crop_size_{axis} "
+                raise invalid_aipp(f"{where}: load_start_pos_{axis} {start} + crop_size_{axis} "
                                f"{size} must lie inside src_image_size_{axis} {src}")
             if p.padding and not size:
-                raise _invalid(f"{where}: crop_size_{axis} 0: the crop size must be set when "
+                raise invalid_aipp(f"{where}: crop_size_{axis} 0: the crop size must be set when "
                                "padding is enabled")
     config.padding_width_limit = width  # checked against the model's W at insertion
 

@@ -16,7 +16,7 @@ from ge.graph import DataType, Format, Graph, TensorDesc
 from ge.graph.types import AttrValueType as VT, to_numpy_dtype
 from ge.ops.defs.aipp import SOURCE_CHANNELS, dynamic_param_size, image_rows
 
-from .config import AippConfig, read_config
+from .config import AippConfig, invalid_aipp, read_config
 
 __all__ = ["insert_aipp", "ATTR_AIPP", "ATTR_RELATED_AIPP_MODE", "DYNAMIC_AIPP_DATA"]
 
@@ -32,10 +32,6 @@ DYNAMIC_AIPP_DATA = "ascend_dynamic_aipp_data"
 _MODE_VALUE = {"static": "static_aipp", "dynamic": "dynamic_aipp"}
 
 
-def _invalid(reason: str) -> GeError:
-    return GeError("E10052", {"reason": reason})
-
-
 def _find_data(graph: Graph, config: AippConfig):
     p = config.params
     data = graph.data_nodes()
@@ -43,12 +39,12 @@ def _find_data(graph: Graph, config: AippConfig):
         for node in data:
             if node.name == p.related_input_name:
                 return node
-        raise _invalid(f"related_input_name {p.related_input_name} convert rank failed: the "
+        raise invalid_aipp(f"related_input_name {p.related_input_name} convert rank failed: the "
                        f"model inputs are {', '.join(n.name for n in data)}")
     for node in data:
         if node.attr("index", 0) == p.related_input_rank:
             return node
-    raise _invalid("Cannot find the data node by aipp parameter related_input_rank "
+    raise invalid_aipp("Cannot find the data node by aipp parameter related_input_rank "
                    f"{p.related_input_rank} (the model has {len(data)} inputs)")
 
 
@@ -62,7 +58,7 @@ def _model_layout(data, config: AippConfig) -> tuple:
                                  "value": fmt.name[len("FORMAT_"):], "reason": "The format must "
                                  "be NCHW or NHWC in the dynamic AIPP scenario"})
     if len(shape) != 4 or any(d <= 0 for d in shape):
-        raise _invalid(f"aipp_op {config.index}: the related input {data.name} has shape "
+        raise invalid_aipp(f"aipp_op {config.index}: the related input {data.name} has shape "
                        f"{shape}; AIPP needs a static 4-D NCHW or NHWC image input")
     n, c, h, w = (shape[0], shape[3], shape[1], shape[2]) if nhwc else shape
     return n, c, h, w, "NHWC" if nhwc else "NCHW"
@@ -77,7 +73,7 @@ def _check_model(config: AippConfig, data, layout: tuple) -> None:
     fmt = config.input_format
     allowed = (1,) if fmt == "YUV400_U8" else (1, 3, 4) if fmt == "XRGB8888_U8" else (1, 3)
     if c not in allowed:
-        raise _invalid(f"{where}: input_format {fmt} gives {'/'.join(map(str, allowed))} "
+        raise invalid_aipp(f"{where}: input_format {fmt} gives {'/'.join(map(str, allowed))} "
                        f"channels, the related input {data.name} has C = {c}")
     p = config.params
     pads_h = p.top_padding_size + p.bottom_padding_size
@@ -86,21 +82,21 @@ def _check_model(config: AippConfig, data, layout: tuple) -> None:
     core_w = (p.crop_size_w if p.crop else p.src_image_size_w) or w - pads_w
     if (core_h + pads_h, core_w + pads_w) != (h, w):
         what = "crop_size" if p.crop and p.crop_size_h else "src_image_size"
-        raise _invalid(f"{where}: the AIPP output {core_h + pads_h}x{core_w + pads_w} "
+        raise invalid_aipp(f"{where}: the AIPP output {core_h + pads_h}x{core_w + pads_w} "
                        f"({what} {core_h}x{core_w} plus padding) must equal the H x W {h}x{w} "
                        f"of input {data.name}")
     src_h, src_w = p.src_image_size_h or h, p.src_image_size_w or w
     if p.crop and (p.load_start_pos_h + core_h > src_h or p.load_start_pos_w + core_w > src_w):
-        raise _invalid(f"{where}: the crop window {core_w}x{core_h} at load_start_pos_w "
+        raise invalid_aipp(f"{where}: the crop window {core_w}x{core_h} at load_start_pos_w "
                        f"{p.load_start_pos_w}, load_start_pos_h {p.load_start_pos_h} (crop_size "
                        f"0: the H x W of input {data.name}) must lie inside the source "
                        f"{src_w}x{src_h}")
     if fmt == "YUV420SP_U8" and (src_h % 2 or src_w % 2):
-        raise _invalid(f"{where}: the source image {src_w}x{src_h} (src_image_size 0: the H x W "
+        raise invalid_aipp(f"{where}: the source image {src_w}x{src_h} (src_image_size 0: the H x W "
                        f"of input {data.name}) must have even sizes for input_format "
                        "YUV420SP_U8")
     if p.padding and w > config.padding_width_limit:
-        raise _invalid(f"{where}: with padding the output W must be <= "
+        raise invalid_aipp(f"{where}: with padding the output W must be <= "
                        f"{config.padding_width_limit} on this soc; input {data.name} has W {w}")
 
 
@@ -129,7 +125,7 @@ def _insert_one(graph: Graph, config: AippConfig, fp16_inputs: set) -> None:
     if data.name in fp16_inputs:
         raise GeError("E10034", {"opname": data.name})
     if data.attr(ATTR_RELATED_AIPP_MODE):
-        raise _invalid(f"Cannot insert aipp to the same position! input {data.name} already "
+        raise invalid_aipp(f"Cannot insert aipp to the same position! input {data.name} already "
                        "has an AIPP")
     layout = _model_layout(data, config)
     _check_model(config, data, layout)

@@ -13,7 +13,7 @@ from ge.kernel_abi import (ABI_VERSION, KERNEL_SYMBOL, SIGNATURE_SYMBOL, VERSION
 
 __all__ = ["Unsupported", "KernelSource", "C_TYPE", "ELEM_SIZE", "ABI_VERSION", "KERNEL_SYMBOL",
            "flit", "numel", "strides_of", "broadcast_strides", "coalesce", "loop_nest",
-           "kernel_head", "kernel_file", "require_dtypes"]
+           "kernel_head", "kernel_file", "require_dtypes", "hw_pair"]
 
 
 class Unsupported(Exception):
@@ -64,6 +64,16 @@ def flit(value: float) -> str:
     if math.isinf(v):
         return "INFINITY" if v > 0 else "(-INFINITY)"
     return f"((float){v.hex()})"
+
+
+def hw_pair(values, what: str) -> tuple:
+    """(h, w) of a 2-D window attribute given as (h, w) or in NCHW order (n, c, h, w)."""
+    values = [int(v) for v in values]
+    if len(values) == 4:
+        return values[2], values[3]
+    if len(values) == 2:
+        return values[0], values[1]
+    raise Unsupported(f"{what} must have 2 or 4 values")
 
 
 def numel(shape) -> int:

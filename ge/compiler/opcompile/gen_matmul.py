@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from ge import blas
 
-from .cgen import (KernelSource, Unsupported, broadcast_strides, flit, io_decls, kernel_file,
-                   numel, require_dtypes)
+from .cgen import (KernelSource, Unsupported, broadcast_strides, flit, hw_pair, io_decls,
+                   kernel_file, numel, require_dtypes)
 
 __all__ = ["MATMUL_OPS", "VERSION", "render_matmul", "render_gemm", "render_conv2d"]
 
@@ -111,15 +111,6 @@ def render_gemm(sig) -> KernelSource:
                         needs_blas=True)
 
 
-def _nchw_pair(values, what: str):
-    values = list(values)
-    if len(values) == 4:
-        return int(values[2]), int(values[3])
-    if len(values) == 2:
-        return int(values[0]), int(values[1])
-    raise Unsupported(f"{what} must have 2 or 4 values")
-
-
 def render_conv2d(sig) -> KernelSource:
     require_dtypes(sig, {0: F, 1: F, 2: F}, {0: F})
     _check_no_offset(sig, 3)
@@ -132,8 +123,8 @@ def render_conv2d(sig) -> KernelSource:
     co, cg, kh, kw = w
     _, _, oh, ow = y
     groups = int(sig.attr("groups", 1))
-    sh, sw = _nchw_pair(sig.attr("strides"), "strides")
-    dh, dw = _nchw_pair(sig.attr("dilations", [1, 1, 1, 1]), "dilations")
+    sh, sw = hw_pair(sig.attr("strides"), "strides")
+    dh, dw = hw_pair(sig.attr("dilations", [1, 1, 1, 1]), "dilations")
     pads = list(sig.attr("pads", [0, 0, 0, 0]))
     if len(pads) != 4:
         raise Unsupported("pads must have 4 values")

@@ -5,21 +5,12 @@ is already reflected in it.  Average pooling divides by the window clipped to th
 """
 from __future__ import annotations
 
-from .cgen import KernelSource, Unsupported, io_decls, kernel_file, require_dtypes
+from .cgen import KernelSource, Unsupported, hw_pair, io_decls, kernel_file, require_dtypes
 
 __all__ = ["POOL_OPS", "VERSION", "render_pool"]
 
 VERSION = 2
 POOL_OPS = ("MaxPoolV3", "AvgPoolV2")
-
-
-def _pair(values, what):
-    values = [int(v) for v in values]
-    if len(values) == 4:
-        return values[2], values[3]
-    if len(values) == 2:
-        return values[0], values[1]
-    raise Unsupported(f"{what} must have 2 or 4 values")
 
 
 def _pads(sig, h, w, oh, ow, kh, kw, sh, sw):
@@ -85,8 +76,8 @@ def render_pool(sig) -> KernelSource:
     if sig.attr("global_pooling", False):
         kh, kw, sh, sw = h, w, 1, 1
     else:
-        kh, kw = _pair(sig.attr("ksize"), "ksize")
-        sh, sw = _pair(sig.attr("strides"), "strides")
+        kh, kw = hw_pair(sig.attr("ksize"), "ksize")
+        sh, sw = hw_pair(sig.attr("strides"), "strides")
     pt, pb, pl, pr = _pads(sig, h, w, oh, ow, kh, kw, sh, sw)
     is_max = sig.op_type == "MaxPoolV3"
     exclusive = bool(sig.attr("exclusive", True))

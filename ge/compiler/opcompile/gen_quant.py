@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cgen import (C_TYPE, KernelSource, Unsupported, flit, io_decls, kernel_file, numel,
-                   require_dtypes)
+from .cgen import (C_TYPE, KernelSource, Unsupported, flit, hw_pair, io_decls, kernel_file,
+                   numel, require_dtypes)
 
 __all__ = ["VERSION", "render_quant", "render_quant_matmul", "render_quant_conv"]
 
@@ -210,15 +210,6 @@ _CONV_SLOTS = {"ConvInteger": (0, 1, 2, 3, -1, -1, -1, -1, -1),
                "QLinearConv": (0, 3, 2, 5, 1, 4, 6, 7, 8)}
 
 
-def _pair(values, what: str):
-    values = [int(v) for v in values]
-    if len(values) == 4:
-        return values[2], values[3]
-    if len(values) == 2:
-        return values[0], values[1]
-    raise Unsupported(f"{what} {values}")
-
-
 def render_quant_conv(sig) -> KernelSource:
     x, w, x_zp, w_zp, x_s, w_s, y_s, y_zp, bias = _CONV_SLOTS[sig.op_type]
     require_dtypes(sig, {x: I8, w: I8, x_zp: I8, w_zp: I8},
@@ -232,8 +223,8 @@ def render_quant_conv(sig) -> KernelSource:
     co, cg, kh, kw = sw
     oh, ow = sy[2], sy[3]
     groups = int(sig.attr("groups", 1))
-    sh, sw_ = _pair(sig.attr("strides"), "strides")
-    dh, dw = _pair(sig.attr("dilations"), "dilations")
+    sh, sw_ = hw_pair(sig.attr("strides"), "strides")
+    dh, dw = hw_pair(sig.attr("dilations"), "dilations")
     pads = [int(p) for p in sig.attr("pads", [0, 0, 0, 0])]
     if len(pads) != 4 or c != cg * groups or co % groups:
         raise Unsupported("pads / channels / groups")

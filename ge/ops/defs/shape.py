@@ -230,10 +230,15 @@ def kernel_shape_op(ins, attrs):
     return [np.array(ins[0].shape, dtype=to_numpy_dtype(DT(attrs["dtype"])))]
 
 
-register(OpDef("Shape", inputs=(Port("x"),), outputs=(Port("y"),),
-               attrs=(AttrSpec("dtype", VT.VT_INT, int(DT.DT_INT32)),),
-               infer=infer_shape_op, kernel=kernel_shape_op, family=FAMILY, shape_only=True,
-               doc="shape of x as a 1-D tensor of `dtype` (a GE DataType value)"))
+def _register_shape_fact(name, infer, kernel, doc):
+    """An op whose output is a fact of x's shape, as a tensor of the `dtype` attribute."""
+    register(OpDef(name, inputs=(Port("x"),), outputs=(Port("y"),),
+                   attrs=(AttrSpec("dtype", VT.VT_INT, int(DT.DT_INT32)),),
+                   infer=infer, kernel=kernel, family=FAMILY, shape_only=True, doc=doc))
+
+
+_register_shape_fact("Shape", infer_shape_op, kernel_shape_op,
+                     "shape of x as a 1-D tensor of `dtype` (a GE DataType value)")
 
 
 def infer_size_op(ctx):
@@ -244,10 +249,8 @@ def kernel_size_op(ins, attrs):
     return [np.array(ins[0].size, dtype=to_numpy_dtype(DT(attrs["dtype"])))]
 
 
-register(OpDef("Size", inputs=(Port("x"),), outputs=(Port("y"),),
-               attrs=(AttrSpec("dtype", VT.VT_INT, int(DT.DT_INT32)),),
-               infer=infer_size_op, kernel=kernel_size_op, family=FAMILY, shape_only=True,
-               doc="number of elements of x as a scalar of `dtype` (a GE DataType value)"))
+_register_shape_fact("Size", infer_size_op, kernel_size_op,
+                     "number of elements of x as a scalar of `dtype` (a GE DataType value)")
 
 
 def infer_expand(ctx):
