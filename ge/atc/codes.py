@@ -353,6 +353,11 @@ CODES: tuple[Code, ...] = (
          solution="Compile the model on this kind of host with pyatc.", ours=True),
     Code("EP0402", "Runtime_Unsupported_Op", "The runtime cannot execute {what}: {reason}.",
          ours=True),
+    Code("EP0220", "Runtime_Shape_Out_Of_Range",
+         "Input {input} has shape {shape}; dim {dim} must be in {allowed}, the range the "
+         "unknown-shape model was compiled for ({ranges}). Nothing was computed.",
+         solution="Feed a shape inside the ranges, or compile with wider --input_shape ranges.",
+         ours=True),
     Code("EP0403", "Runtime_Invalid_Input", "Invalid model input: {reason}.", ours=True),
     Code("EP0404", "Runtime_Invalid_Memory_Plan",
          "The memory plan of model {file} is invalid: {reason}.", ours=True),
@@ -415,6 +420,12 @@ CODES: tuple[Code, ...] = (
     Code("WP0003", "Output_Not_Written",
          "{file} was not written ({reason}); the result of the run does not depend on it.",
          ours=True),
+    Code("WP0220", "Option_Deprecated",
+         "Option input_shape_range is deprecated and will be removed in future version,please "
+         "use input_shape instead", ours=True),
+    Code("WP0221", "Option_Overridden",
+         "Option input_shape cannot use with option input_shape_range,it will be override by "
+         "input_shape_range", ours=True),
     Code("WP0600", "Caffe_Legacy_Layers",
          "{file} uses the legacy V1 \"layers\" structure; it was upgraded to \"layer\" "
          "(CANN refuses such files with E11021/E11023).", ours=True),

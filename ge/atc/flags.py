@@ -123,7 +123,8 @@ FLAGS: tuple[Flag, ...] = (
        ge_key="ge.inputHintShape", emit="nonempty", support=NO_EFFECT),
     _F("input_shape_range", STRING, "", "Input",
        "(Deprecated, use --input_shape) shape ranges of the inputs.",
-       ge_key="input_shape_range", emit="nonempty", support=REFUSED, refuse=bool),
+       ge_key="input_shape_range", emit="nonempty",
+       note="an unknown-shape model, docs/dynamic-shapes.md"),
     _F("dynamic_batch_size", STRING, "", "Input", "Batch-size gears, for example \"1,2,4,8\".",
        ge_key="ge.dynamicBatchSize", emit="nonempty", support=REFUSED, refuse=bool),
     _F("dynamic_image_size", STRING, "", "Input",
@@ -132,8 +133,8 @@ FLAGS: tuple[Flag, ...] = (
     _F("dynamic_dims", STRING, "", "Input", "ND dimension gears, for example \"1,2;3,4\".",
        ge_key="ge.dynamicDims", emit="nonempty", support=REFUSED, refuse=bool),
     _F("singleop", STRING, "", "Input", "JSON file describing single operators to compile.",
-       note="one OM per op in the --output directory; dynamic shapes and storage formats "
-            "refused per op (EP0002)"),
+       note="one OM per op in the --output directory; shape_range/-1 ops build unknown-shape "
+            "OMs; storage formats refused per op (EP0002)"),
     # ---------------------------------------------------------------- [Output]
     _F("output", STRING, "", "Output",
        "Output path prefix; .om (or .exeom for --mode=30, plus a .dbg file) is appended.",

@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 
 from ge.errors import GeError
+from ge.parser._shape_range import parse_range_flag, parse_range_shape
 
-__all__ = ["check_shapes_and_gears", "GEAR_FLAGS"]
+__all__ = ["check_shapes_and_gears", "check_shape_range_flag", "GEAR_FLAGS"]
 
 GEAR_FLAGS = ("dynamic_batch_size", "dynamic_image_size", "dynamic_dims")
 _STATIC_SAMPLE = '"input_name1:n1,c1,h1,w1"'
@@ -65,6 +66,16 @@ def _check_range_shape(shape: str) -> None:
                                          "format": '"input_name1:[n1~n2,c1,h1,w1]"'})
 
 
+def check_shape_range_flag(state) -> None:
+    """`--input_shape_range` (deprecated): CANN's two screen warnings, `--input_shape` cleared
+    when both are set, the range grammar (E10048)."""
+    state.warn("WP0220", {})
+    if state.get("input_shape"):
+        state.warn("WP0221", {})
+        state.values["input_shape"] = ""
+    parse_range_flag(state.get("input_shape_range"))
+
+
 def _check_gear_chars(state) -> None:
     rules = (
         ("dynamic_batch_size", re.compile(r"^[0-9,]*$"), 'It can only contain digits and ",".'),
@@ -86,13 +97,15 @@ def check_shapes_and_gears(state) -> None:
     shape = state.get("input_shape")
     gears = [name for name in GEAR_FLAGS if state.get(name)]
     if state.get("input_shape_range"):
-        pass                       # deprecated range flag: refused later, shape left alone
+        check_shape_range_flag(state)
+        shape = state.get("input_shape")
     elif gears and shape:
         if "~" in shape:
             raise GeError("E10040", {"value": shape, "parameter": f"--{gears[0]}"})
     elif shape:
         if "~" in shape or "-1" in shape:
             _check_range_shape(shape)
+            parse_range_shape(shape)           # the range grammar (E10048)
         else:
             _check_static_shape(shape)
     if state.get("input_hint_shape") and gears:

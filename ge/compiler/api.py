@@ -20,6 +20,7 @@ class CompiledModel:
     framework: int = 5
     warnings: list = field(default_factory=list)
     model_attrs: dict = field(default_factory=dict)   # name -> (VT kind, value) in the OM
+    dynamic: object = None           # dynamic_shape.DynamicShape of an unknown-shape model
 
 
 def load_model_file(model_path: str, framework: int, options: dict,
@@ -67,10 +68,12 @@ def check_host_target(options: dict) -> None:
 def build_graph(graph: Graph, options: dict, framework: int = 5) -> CompiledModel:
     """Run the whole pipeline on a parsed graph (ge.offline_compile uses this too)."""
     from ge.passes.bootstrap import ensure_plugins_loaded
+    from .dynamic_shape import mark_dynamic, plan_dynamic_shape
     from .input_dims import refuse_unknown_input_dims
     from .pipeline import run_pipeline
     check_host_target(options)
     load_custom_ops()
+    dynamic = plan_dynamic_shape(graph, options)
     refuse_unknown_input_dims(graph, options)
     ensure_plugins_loaded()
     cwd = os.getcwd()
@@ -81,6 +84,8 @@ def build_graph(graph: Graph, options: dict, framework: int = 5) -> CompiledMode
     compiled = CompiledModel(graph=graph, options=dict(options), context=ctx,
                              framework=framework)
     record_custom_packages(compiled)
+    if dynamic is not None:
+        mark_dynamic(compiled, dynamic)
     return compiled
 
 

@@ -110,9 +110,14 @@ def build_om_content(compiled, atc_cmdline: str = ""):
     if out_nodes:
         attrs["attr_model_out_nodes_name"] = (VT.VT_LIST_STRING, out_nodes)
     attrs.update(compiled.model_attrs)
+    dynamic = getattr(compiled, "dynamic", None)
+    if dynamic is not None:
+        from .dynamic_shape import mark_model_def
+        mark_model_def(model_def, dynamic)
     return OmContent(
         model_def=model_def, weights=weights, task_def=task_def, kernels=list(kernels),
         soc_version=options.get("ge.socVersion", ""), atc_cmdline=atc_cmdline,
         framework_type=str(compiled.framework) if compiled.framework >= 0 else "",
         atc_version=__version__,
-        memory_size=ctx.memory.memory_size, model_attrs=attrs)
+        memory_size=ctx.memory.memory_size, model_attrs=attrs,
+        is_unknown_shape=dynamic is not None)

@@ -1,6 +1,7 @@
 """The `--input_shape` grammar shared by the parsers (spec/atc-cli.md §6.2, §6.12):
-`name:d0,d1;...` with positive static dims; `-1` and `a~b` ranges are dynamic shapes, which this
-implementation refuses (EP0002).  Grammar errors: E10002 / E10011 / E10014.
+`name:d0,d1;...` with positive static dims.  The range form (`-1`, `a~b`: ge.parser._shape_range)
+gives -1 for every dimension that varies; ge.compiler.dynamic_shape applies the ranges.
+Grammar errors: E10002 / E10011 / E10014.
 
 `read_shaping_options` reads what every parser reads the same way: `input_format` against the
 parser's table, `input_shape` (alias `ge.inputShape`) and the `ge.outputNodeName` (alias
@@ -9,6 +10,8 @@ parser's table, `input_shape` (alias `ge.inputShape`) and the `ge.outputNodeName
 from __future__ import annotations
 
 from ge.errors import GeError
+
+from ._shape_range import fixed_dims, is_range_shape, parse_range_shape
 
 __all__ = ["parse_input_shape", "read_shaping_options", "parse_node_indexes"]
 
@@ -21,11 +24,9 @@ def _shape_error(value: str, reason: str) -> GeError:
 
 def parse_input_shape(text: str) -> dict:
     shapes: dict[str, list[int]] = {}
-    if "~" in text or "-1" in text:  # spec §6.12: the range / unknown-dim form
-        raise GeError("EP0002", {"feature": f"A dynamic shape in --input_shape ({text})",
-                                 "reason": "-1 dimensions and a~b ranges need dynamic shape "
-                                           "support; give every dimension as a positive "
-                                           "integer"})
+    if is_range_shape(text):      # spec §6.12: the range form; varying dims become -1
+        return {name: fixed_dims(dims) for name, dims in parse_range_shape(text).items()
+                if isinstance(name, str)}        # by-index entries: ge.compiler.dynamic_shape
     for entry in text.split(";"):
         if ":" not in entry:
             raise _shape_error(entry, "The shape must contain two parts: name and value")

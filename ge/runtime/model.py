@@ -21,6 +21,7 @@ import numpy as np
 from ge.graph.attr_names import ATTR_CUSTOM_PACKAGE, ATTR_KERNEL_SHA256
 from ge.errors import GeError
 from ge.ops import Role, role_of
+from ._dynamic import dynamic_shapes_of
 from ._errors import BAD_INPUT, EXEC_FAILED, FILE_OPEN, INVALID_OM, UNSUPPORTED_OP
 from ._kernels import KernelLibrary
 from ._plan import GraphPlan, Plan, Step, TensorSpec, build_plan, check_target
@@ -68,6 +69,10 @@ class Model:
         self.outputs = [spec for spec, _, _ in self._plan.root.outputs]
         self.engines = {s.name: ("AiCore" if s.kernel_name else "AiCpu")
                         for g in self._plan.graphs.values() for s in g.steps}
+        # unknown-shape model: inputs shows the compiled shapes, input_ranges the ranges
+        self.dynamic = dynamic_shapes_of(om)
+        self.input_ranges = dict(self.dynamic.ranges) if self.dynamic else {}
+        self._specialised: list = []
 
     # -- loading ---------------------------------------------------------------------------
     def _bind(self, step: Step) -> None:
@@ -113,6 +118,9 @@ class Model:
     # -- running ---------------------------------------------------------------------------
     def run(self, inputs: Union[list, tuple, dict], *, capture: bool = False):
         feeds = self._check_inputs(inputs)
+        other = self._specialisation(feeds)
+        if other is not None:
+            return other.run(feeds, capture=capture)
         seen: dict = {} if capture else None
         outs = _run_graph(self._plan.root, feeds, seen)
         return (outs, seen) if capture else outs
@@ -121,6 +129,9 @@ class Model:
         """[(op name, op type, engine, mean seconds)] of the root graph's ops, in order."""
         import time
         feeds = self._check_inputs(inputs)
+        other = self._specialisation(feeds)
+        if other is not None:
+            return other.profile(feeds, runs)
         root = self._plan.root
         totals = {s.name: 0.0 for s in root.steps}
         for _ in range(runs):
@@ -161,13 +172,27 @@ class Model:
             if value.dtype != spec.dtype:
                 raise GeError(BAD_INPUT, {"reason": f"input {spec.name} must have dtype "
                                                     f"{spec.dtype}, got {value.dtype}"})
-            if tuple(value.shape) != tuple(spec.shape):
+            if self.dynamic is not None:
+                self.dynamic.check(spec.name, tuple(value.shape))
+            elif tuple(value.shape) != tuple(spec.shape):
                 raise GeError(BAD_INPUT, {"reason": f"input {spec.name} must have shape "
                                                     f"{list(spec.shape)}, got {list(value.shape)}"})
             out.append(value)
         return out
 
+    def _specialisation(self, feeds: list):
+        """The specialised model for these input shapes (unknown-shape model, shapes other
+        than the compiled ones), else None."""
+        if self.dynamic is None:
+            return None
+        key = tuple(tuple(int(d) for d in f.shape) for f in feeds)
+        if key == tuple(tuple(s.shape) for s in self.inputs):
+            return None
+        return self.dynamic.model_for(key, [s.name for s in self.inputs], self._specialised)
+
     def close(self) -> None:
+        for model in getattr(self, "_specialised", ()):
+            model.close()
         self._kernels.close()
 
     def __enter__(self):

@@ -1,0 +1,167 @@
+"""Unknown dimensions and ranges (docs/dynamic-shapes.md "Unknown dimensions and ranges").
+
+A compile whose options give `-1`/`lo~hi` dims (range form of `--input_shape`) or
+`--input_shape_range` builds a dynamic-shape model:
+
+1. `plan_dynamic_shape` applies the ranges to the graph's Data nodes (varying dims -1), keeps
+   that parsed graph (the *source graph*, serialized), and sets every Data to the shape the
+   OM is compiled at: the upper bound of a bounded range, the lower bound (at least 1) of an
+   unbounded one.  The rest of the pipeline runs unchanged, so the OM holds a complete static
+   model at that shape and its memory plan is sized for the upper bounds.
+2. `mark_dynamic` records what a reader needs: header `is_unknow_model`, the root graph's
+   `_dynamic_shape_partitioned`, `_is_unknown_shape` and `shape_range` on each Data, the
+   ranges as text, the source graph and the compile options.
+3. `specialise` (called lazily by the host runtime) compiles the source graph at one concrete
+   input shape through the same pipeline, op compiler and kernel cache, and returns the OM image.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ge.errors import GeError
+from ge.graph import Graph, serialize as ser
+from ge.graph.attr_names import (ATTR_DYNAMIC_OPTIONS, ATTR_DYNAMIC_RANGES, ATTR_DYNAMIC_SOURCE,
+                                 ATTR_DYNAMIC_SHAPE_PARTITIONED, ATTR_IS_UNKNOWN_SHAPE,
+                                 ATTR_SHAPE_RANGE)
+from ge.graph.types import AttrValueType as VT
+from ge.ops import Role, types_with_role
+from ge.parser._shape_range import (GEAR_KEYS, RANGE_KEYS, UNBOUNDED, fixed_dims, range_text,
+                                    shape_ranges_from_options)
+
+__all__ = ["DynamicShape", "plan_dynamic_shape", "mark_dynamic", "mark_model_def",
+           "specialise", "compiled_shape", "SHAPE_KEYS"]
+
+# options that describe the shapes: not carried into a specialisation (it sets them itself)
+SHAPE_KEYS = ("input_shape", "ge.inputShape") + RANGE_KEYS
+
+
+@dataclass
+class DynamicShape:
+    ranges: dict            # Data name -> [(lo, hi), ...], hi UNBOUNDED for none; index order
+    compiled_at: dict       # Data name -> the shape the OM's static model is compiled at
+    source: bytes           # ModelDef of the parsed graph, Data dims -1 where they vary
+
+
+def _data_nodes(graph: Graph) -> list:
+    data_types = types_with_role(Role.DATA)
+    nodes = [n for n in graph.nodes if n.type in data_types]
+    return sorted(nodes, key=lambda n: int(n.attr("index") or 0))
+
+
+def _flag_of(options: dict) -> str:
+    return "input_shape_range" if any(options.get(k) for k in RANGE_KEYS) else "input_shape"
+
+
+def _by_name(ranges: dict, datas: list, options: dict) -> dict:
+    names = [n.name for n in datas]
+    out = {}
+    for key, dims in ranges.items():
+        if isinstance(key, int):
+            if key >= len(names):
+                raise GeError("E10016", {"opname": f"input index {key}",
+                                         "parameter": _flag_of(options)})
+            key = names[key]
+        elif key not in names:
+            raise GeError("E10016", {"opname": key, "parameter": _flag_of(options)})
+        out[key] = dims
+    return out
+
+
+def compiled_shape(ranges: list) -> list[int]:
+    """The shape an input is compiled at in the OM: upper bounds, else max(lower bound, 1)."""
+    return [high if high != UNBOUNDED else max(low, 1) for low, high in ranges]
+
+
+def _set_shape(node, shape: list) -> None:
+    desc = node.out_desc(0).clone()
+    desc.set_shape(list(shape))
+    desc.set_origin_shape(list(shape))
+    node.update_input_desc(0, desc)
+    node.update_output_desc(0, desc)
+
+
+def plan_dynamic_shape(graph: Graph, options: dict) -> DynamicShape | None:
+    """Apply the ranges of `options` to `graph` (see the module doc); None for a static
+    compile (no ranges asked for, or gears: ge.compiler's gear build owns those)."""
+    if any(options.get(k) for k in GEAR_KEYS):
+        return None
+    asked = shape_ranges_from_options(options)
+    if not asked:
+        return None
+    datas = _data_nodes(graph)
+    asked = _by_name(asked, datas, options)
+    ranges = {}
+    for node in datas:
+        shape = list(node.out_desc(0).shape)
+        dims = asked.get(node.name)
+        if dims is None:
+            if shape == [-2]:
+                continue                    # unknown rank: refused by input_dims
+            dims = [(d, d) if d >= 0 else (0, UNBOUNDED) for d in shape]
+        elif shape != [-2] and len(shape) != len(dims):
+            raise GeError("E10001", {"value": f"{node.name}:{range_text(dims)}",
+                                     "parameter": f"--{_flag_of(options)}",
+                                     "reason": f"the model gives input {node.name} rank "
+                                               f"{len(shape)}, the option rank {len(dims)}."})
+        ranges[node.name] = dims
+        _set_shape(node, fixed_dims(dims))
+    if all(lo == hi for dims in ranges.values() for lo, hi in dims):
+        return None                         # every dim fixed: an ordinary static compile
+    source = ser.graph_to_model_def(graph).SerializeToString()
+    compiled_at = {name: compiled_shape(dims) for name, dims in ranges.items()}
+    for node in datas:
+        if node.name in compiled_at:
+            _set_shape(node, compiled_at[node.name])
+    return DynamicShape(ranges=ranges, compiled_at=compiled_at, source=source)
+
+
+def _kept_options(options: dict) -> dict:
+    return {k: str(v) for k, v in sorted(options.items())
+            if k not in SHAPE_KEYS and isinstance(v, (str, int, float, bool))}
+
+
+def ranges_text(ranges: dict) -> str:
+    return ";".join(f"{name}:{range_text(dims)}" for name, dims in ranges.items())
+
+
+def mark_dynamic(compiled, dynamic: DynamicShape) -> None:
+    """The model attributes of a dynamic-shape model (module doc, step 2)."""
+    compiled.dynamic = dynamic
+    compiled.model_attrs.update({
+        ATTR_DYNAMIC_RANGES: (VT.VT_STRING, ranges_text(dynamic.ranges)),
+        ATTR_DYNAMIC_SOURCE: (VT.VT_BYTES, dynamic.source),
+        ATTR_DYNAMIC_OPTIONS: (VT.VT_STRING, json.dumps(_kept_options(compiled.options),
+                                                        sort_keys=True)),
+    })
+
+
+def mark_model_def(model_def, dynamic: DynamicShape) -> None:
+    """Root graph and Data ops of the OM's ModelDef (module doc, step 2)."""
+    root = model_def.graph[0]
+    ser.attr_to_proto(VT.VT_BOOL, True, root.attr[ATTR_DYNAMIC_SHAPE_PARTITIONED])
+    for op in root.op:
+        dims = dynamic.ranges.get(op.name)
+        if dims is None or op.type not in types_with_role(Role.DATA):
+            continue
+        ser.attr_to_proto(VT.VT_BOOL, True, op.attr[ATTR_IS_UNKNOWN_SHAPE])
+        for desc in list(op.output_desc) + list(op.input_desc):
+            ser.attr_to_proto(VT.VT_LIST_LIST_INT, [list(r) for r in dims],
+                              desc.attr[ATTR_SHAPE_RANGE])
+
+
+def specialise(source: bytes, options_json: str, shapes: dict, framework: int):
+    """The OM image (bytes) of the source graph compiled at `shapes` (Data name -> dims)."""
+    from ge.proto import ge_ir as pb
+    from .api import build_graph
+    from .build import build_om_content
+    from ge.om import build_om
+    model_def = pb.ModelDef()
+    model_def.ParseFromString(source)
+    graph = ser.model_def_to_graph(model_def, "<dynamic source graph>")
+    for node in _data_nodes(graph):
+        if node.name in shapes:
+            _set_shape(node, shapes[node.name])
+    options = json.loads(options_json)
+    compiled = build_graph(graph, options, framework=framework)
+    return build_om(build_om_content(compiled))
