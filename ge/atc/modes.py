@@ -63,6 +63,10 @@ def model_info_lines(info: dict, cmdline: str) -> list[str]:
         lines.append("om       info: " + ", ".join(f"{k}[{num(k)} B]" for k in _INFO_OM) + ".")
     for source, config in info.get("aipp") or ():
         lines.append(f"aipp     info: input[{source}], config[{config}].")
+    if info.get("is_unknown_shape"):        # ours: the ranges of an unknown-shape model
+        lines.append(f"dynamic  info: unknown shape model, "
+                     f"input_shape_range[{info.get('input_shape_range', '')}], "
+                     f"compiled at[{info.get('compiled_input_shapes', '')}].")
     if info.get("custom_op_packages"):      # ours: the packages the runtime needs
         lines.append("custom   info: custom operator packages[" +
                      ", ".join(info["custom_op_packages"]) + "].")

@@ -5,8 +5,8 @@ A compile whose options give `-1`/`lo~hi` dims (range form of `--input_shape`) o
 
 1. `plan_dynamic_shape` applies the ranges to the graph's Data nodes (varying dims -1), keeps
    that parsed graph (the *source graph*, serialized), and sets every Data to the shape the
-   OM is compiled at: the upper bound of a bounded range, the lower bound (at least 1) of an
-   unbounded one.  The rest of the pipeline runs unchanged, so the OM holds a complete static
+   OM is compiled at: its `--input_hint_shape` if given, else the upper bound of a bounded
+   range and the lower bound (at least 1) of an unbounded one.  The rest of the pipeline runs unchanged, so the OM holds a complete static
    model at that shape and its memory plan is sized for the upper bounds.
 2. `mark_dynamic` records what a reader needs: header `is_unknow_model`, the root graph's
    `_dynamic_shape_partitioned`, `_is_unknown_shape` and `shape_range` on each Data, the
@@ -29,11 +29,11 @@ from ge.ops import Role, types_with_role
 from ge.parser._shape_range import (GEAR_KEYS, RANGE_KEYS, UNBOUNDED, fixed_dims, range_text,
                                     shape_ranges_from_options)
 
-__all__ = ["DynamicShape", "plan_dynamic_shape", "mark_dynamic", "mark_model_def",
+__all__ = ["DynamicShape", "plan_dynamic_shape", "apply_ranges", "mark_dynamic", "mark_model_def",
            "specialise", "compiled_shape", "SHAPE_KEYS"]
 
 # options that describe the shapes: not carried into a specialisation (it sets them itself)
-SHAPE_KEYS = ("input_shape", "ge.inputShape") + RANGE_KEYS
+SHAPE_KEYS = ("input_shape", "ge.inputShape", "ge.inputHintShape") + RANGE_KEYS
 
 
 @dataclass
@@ -68,9 +68,40 @@ def _by_name(ranges: dict, datas: list, options: dict) -> dict:
     return out
 
 
-def compiled_shape(ranges: list) -> list[int]:
-    """The shape an input is compiled at in the OM: upper bounds, else max(lower bound, 1)."""
+def compiled_shape(ranges: list, hint: list | None = None) -> list[int]:
+    """The shape an input is compiled at in the OM: its `--input_hint_shape`, else the upper
+    bounds, else max(lower bound, 1) for an unbounded dim."""
+    if hint is not None:
+        return list(hint)
     return [high if high != UNBOUNDED else max(low, 1) for low, high in ranges]
+
+
+_HINT_KEY = "ge.inputHintShape"
+
+
+def _hint_shapes(options: dict) -> dict:
+    """`--input_hint_shape` "0:[d0,d1];1:[d0]": input index -> dims (E10014 as CANN)."""
+    text = str(options.get(_HINT_KEY) or "")
+    hints: dict = {}
+    for entry in filter(None, (e.strip() for e in text.split(";"))):
+        index, colon, dims = entry.partition(":")
+        inner = dims.strip()
+        ok = (colon and index.strip().isdigit() and int(index) not in hints
+              and inner.startswith("[") and inner.endswith("]")
+              and all(d.strip().isdigit() for d in inner[1:-1].split(",") if inner[1:-1].strip()))
+        if not ok:
+            raise GeError("E10014", {"value": text, "parameter": _HINT_KEY})
+        hints[int(index)] = [int(d) for d in inner[1:-1].split(",") if d.strip()]
+    return hints
+
+
+def _check_hint(name: str, hint: list, dims: list) -> None:
+    inside = len(hint) == len(dims) and all(
+        lo <= d and (hi == UNBOUNDED or d <= hi) for d, (lo, hi) in zip(hint, dims))
+    if not inside:
+        raise GeError("E10001", {"value": str(hint), "parameter": "--input_hint_shape",
+                                 "reason": f"The hint shape of input {name} is outside its "
+                                           f"ranges {range_text(dims)}."})
 
 
 def _set_shape(node, shape: list) -> None:
@@ -89,8 +120,13 @@ def plan_dynamic_shape(graph: Graph, options: dict) -> DynamicShape | None:
     asked = shape_ranges_from_options(options)
     if not asked:
         return None
+    return apply_ranges(graph, _by_name(asked, _data_nodes(graph), options), options)
+
+
+def apply_ranges(graph: Graph, asked: dict, options: dict) -> DynamicShape | None:
+    """`asked`: Data name -> ranges; a Data not named keeps its dims, its -1 dims unbounded.
+    Sets the Data nodes to their compiled shapes; None when every dim is fixed."""
     datas = _data_nodes(graph)
-    asked = _by_name(asked, datas, options)
     ranges = {}
     for node in datas:
         shape = list(node.out_desc(0).shape)
@@ -104,21 +140,32 @@ def plan_dynamic_shape(graph: Graph, options: dict) -> DynamicShape | None:
                                      "parameter": f"--{_flag_of(options)}",
                                      "reason": f"the model gives input {node.name} rank "
                                                f"{len(shape)}, the option rank {len(dims)}."})
-        ranges[node.name] = dims
+        ranges[node.name] = [tuple(r) for r in dims]
         _set_shape(node, fixed_dims(dims))
     if all(lo == hi for dims in ranges.values() for lo, hi in dims):
         return None                         # every dim fixed: an ordinary static compile
     source = ser.graph_to_model_def(graph).SerializeToString()
-    compiled_at = {name: compiled_shape(dims) for name, dims in ranges.items()}
-    for node in datas:
-        if node.name in compiled_at:
+    hints = _hint_shapes(options)
+    compiled_at = {}
+    for index, node in enumerate(datas):
+        if node.name in ranges:
+            hint = hints.get(index)
+            if hint is not None:
+                _check_hint(node.name, hint, ranges[node.name])
+            compiled_at[node.name] = compiled_shape(ranges[node.name], hint)
             _set_shape(node, compiled_at[node.name])
     return DynamicShape(ranges=ranges, compiled_at=compiled_at, source=source)
 
 
+# reporting options that do not change what is compiled
+_NOT_KEPT = ("ge.optionNameMap", "ge.display_model_info", "check_report", "log", "dump_mode")
+
+
 def _kept_options(options: dict) -> dict:
+    """The compile options a specialisation needs: set ones that shape the compile."""
     return {k: str(v) for k, v in sorted(options.items())
-            if k not in SHAPE_KEYS and isinstance(v, (str, int, float, bool))}
+            if k not in SHAPE_KEYS + _NOT_KEPT and isinstance(v, (str, int, float, bool))
+            and str(v) != ""}
 
 
 def ranges_text(ranges: dict) -> str:

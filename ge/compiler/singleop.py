@@ -1,9 +1,12 @@
 """Compiling one op of a `--singleop` list: what this compiler can build of it, its graph
 through the whole pipeline, the model attributes CANN gives a single-op model.
 
-Refused per op (the other ops of the list still build): dynamic shapes (-1 dims, [-2]) and
-device storage formats (NC1HWC0, the fractal family), with EP0002 naming the op; an
-`output_desc` that is not what the op computes from its inputs is E13014 naming the op.
+An input with -1 dims and its `shape_range` (high -1: unbounded) makes an unknown-shape
+single-op model (ge.compiler.dynamic_shape): compiled at the upper bounds, specialised by the
+runtime for other shapes inside the ranges.  Refused per op (the other ops of the list still
+build): unknown rank ([-2]) and device storage formats (NC1HWC0, the fractal family), with
+EP0002 naming the op; an `output_desc` that is not what the op computes from its inputs (a -1
+dim matches any size) is E13014 naming the op.
 """
 from __future__ import annotations
 
@@ -13,7 +16,12 @@ from ge.errors import GeError
 from ge.graph.types import AttrValueType as VT, format_name
 from ge.parser.singleop import ATTR_SINGLE_OP_SCENE, PLAIN_FORMATS, SingleOp, op_graph
 
+from ge.parser._shape_range import UNBOUNDED
+
+from .dynamic_shape import apply_ranges, mark_dynamic
 from .prepare import infer_shapes
+
+UNKNOWN_RANK = -2
 
 __all__ = ["build_single_op", "ATTR_SINGLE_OP_TYPE", "FRAMEWORK_SINGLE_OP"]
 
@@ -30,18 +38,28 @@ def _check_supported(op: SingleOp) -> None:
         for k, t in enumerate(tensors):
             if t.absent:
                 continue
-            if t.dynamic:
-                ranges = f" and shape_range {json.dumps([list(r) for r in t.shape_range])}" \
-                    if t.shape_range else ""
+            if list(t.shape) == [UNKNOWN_RANK]:
                 raise GeError("EP0002", {
-                    "feature": f"{_label(op)}: {side} {k} of dynamic shape "
-                               f"{json.dumps(list(t.shape))}{ranges}",
-                    "reason": "single ops are compiled at static shapes only"})
+                    "feature": f"{_label(op)}: {side} {k} of unknown rank [-2]",
+                    "reason": "an unknown-shape single op needs the rank of every tensor"})
             for fmt in (f for f in (t.format, t.origin_format) if f not in PLAIN_FORMATS):
                 raise GeError("EP0002", {
                     "feature": f"{_label(op)}: {side} {k} in format {format_name(fmt)}",
                     "reason": "host kernels read plain layouts (ND, NCHW, NHWC, ...), not "
                               "device storage formats"})
+
+
+def _input_ranges(op: SingleOp) -> dict:
+    """Data name -> (lo, hi) per dim: fixed dims (d, d), each -1 dim its shape_range pair
+    in order (none given: unbounded)."""
+    ranges = {}
+    for k, t in enumerate(op.inputs):
+        if t.absent or t.const_value is not None:
+            continue
+        pairs = iter(t.shape_range)
+        ranges[f"{op.node_name}_in_{k}"] = [
+            (d, d) if d >= 0 else tuple(next(pairs, (0, UNBOUNDED))) for d in t.shape]
+    return ranges
 
 
 def _check_outputs(op: SingleOp, graph) -> None:
@@ -51,6 +69,8 @@ def _check_outputs(op: SingleOp, graph) -> None:
         got = node.out_desc(k)
         for what, declared, inferred in (("shape", list(t.shape), list(got.shape)),
                                          ("type", t.data_type.name, got.data_type.name)):
+            if what == "shape" and len(declared) == len(inferred):
+                declared = [i if d < 0 else d for d, i in zip(declared, inferred)]
             if declared != inferred:
                 raise GeError("E13014", {
                     "value": json.dumps(declared), "parameter": f"output_desc[{k}].{what}",
@@ -64,9 +84,12 @@ def build_single_op(op: SingleOp, graph_name: str, options: dict):
     from .api import build_graph
     _check_supported(op)
     graph = op_graph(op, graph_name)
+    dynamic = apply_ranges(graph, _input_ranges(op), options)
     infer_shapes(graph)
     _check_outputs(op, graph)
     compiled = build_graph(graph, options, framework=FRAMEWORK_SINGLE_OP)
+    if dynamic is not None:
+        mark_dynamic(compiled, dynamic)
     compiled.model_attrs.update({ATTR_SINGLE_OP_TYPE: (VT.VT_STRING, op.op_type),
                                  ATTR_SINGLE_OP_SCENE: (VT.VT_BOOL, True)})
     return compiled

@@ -17,7 +17,7 @@ from google.protobuf import text_format
 from google.protobuf.descriptor import FieldDescriptor
 
 from ge.fsutil import read_text_regular
-from ge.graph.attr_names import ATTR_CUSTOM_PACKAGES, ATTR_TARGET
+from ge.graph.attr_names import ATTR_CUSTOM_PACKAGES, ATTR_DYNAMIC_RANGES, ATTR_TARGET
 from ge.proto import ge_ir as pb
 from ge.proto.schema import is_repeated
 from .container import PartitionType, om_error
@@ -107,7 +107,17 @@ def om_info(path: str) -> dict:
     info["target"] = om.model_attr(ATTR_TARGET, "")
     info["aipp"] = aipp_configs(om.model_def)
     info["custom_op_packages"] = list(om.model_attr(ATTR_CUSTOM_PACKAGES, None) or [])
+    info["is_unknown_shape"] = bool(om.header.is_unknow_model)
+    info["input_shape_range"] = om.model_attr(ATTR_DYNAMIC_RANGES, "")
+    info["compiled_input_shapes"] = _data_shapes(om.model_def) if om.header.is_unknow_model \
+        else ""
     return info
+
+
+def _data_shapes(model_def) -> str:
+    """`name:d0,d1;...` of the root graph's Data ops (the shapes the OM's model is built at)."""
+    return ";".join(f"{op.name}:{','.join(map(str, op.output_desc[0].shape.dim))}"
+                    for op in model_def.graph[0].op if op.type == "Data" and op.output_desc)
 
 
 def aipp_configs(model_def) -> list:

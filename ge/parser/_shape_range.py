@@ -138,7 +138,7 @@ def fixed_dims(ranges: list) -> list[int]:
 def range_text(ranges: list) -> str:
     """`[1~8,3,-1]`: one input's ranges in the `--input_shape_range` grammar."""
     def one(low: int, high: int) -> str:
-        if high == UNBOUNDED:
+        if high == UNBOUNDED:      # the grammar has no lower bound for it: shape_range has
             return "-1"
         return str(low) if low == high else f"{low}~{high}"
     return "[" + ",".join(one(lo, hi) for lo, hi in ranges) + "]"

@@ -14,8 +14,9 @@ import logging
 import time
 
 from ge.errors import GeError
-from ge.graph.attr_names import ATTR_DYNAMIC_OPTIONS, ATTR_DYNAMIC_RANGES, ATTR_DYNAMIC_SOURCE
-from ge.parser._shape_range import UNBOUNDED, parse_range_flag, range_text
+from ge.graph.attr_names import (ATTR_DYNAMIC_OPTIONS, ATTR_DYNAMIC_RANGES, ATTR_DYNAMIC_SOURCE,
+                                 ATTR_SHAPE_RANGE)
+from ge.parser._shape_range import UNBOUNDED, range_text
 
 from ._errors import BAD_INPUT
 
@@ -36,7 +37,7 @@ class DynamicShapes:
 
     def __init__(self, om, ranges_text: str):
         self.text = ranges_text
-        self.ranges = parse_range_flag(ranges_text)
+        self.ranges = _data_ranges(om.model_def)
         self._source = om.model_attr(ATTR_DYNAMIC_SOURCE, b"")
         self._options = om.model_attr(ATTR_DYNAMIC_OPTIONS, "{}")
         framework = om.model_attr("framework_type", "")
@@ -77,6 +78,16 @@ class DynamicShapes:
             self._models[key] = model
             close_with.append(model)
         return model
+
+
+def _data_ranges(model_def) -> dict:
+    """Data name -> [(lo, hi), ...] from the `shape_range` of the root graph's Data ops."""
+    ranges = {}
+    for op in model_def.graph[0].op:
+        if op.output_desc and ATTR_SHAPE_RANGE in op.output_desc[0].attr:
+            rows = op.output_desc[0].attr[ATTR_SHAPE_RANGE].list_list_int.list_list_i
+            ranges[op.name] = [tuple(int(v) for v in row.list_i) for row in rows]
+    return ranges
 
 
 def dynamic_shapes_of(om):
