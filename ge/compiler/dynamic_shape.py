@@ -23,7 +23,7 @@ from ge.errors import GeError
 from ge.graph import Graph, serialize as ser
 from ge.graph.attr_names import (ATTR_DYNAMIC_OPTIONS, ATTR_DYNAMIC_RANGES, ATTR_DYNAMIC_SOURCE,
                                  ATTR_DYNAMIC_SHAPE_PARTITIONED, ATTR_IS_UNKNOWN_SHAPE,
-                                 ATTR_SHAPE_RANGE)
+                                 TENSOR_SHAPE_RANGE)
 from ge.graph.types import AttrValueType as VT
 from ge.ops import Role, types_with_role
 from ge.parser._shape_range import (GEAR_KEYS, RANGE_KEYS, UNBOUNDED, fixed_dims, range_text,
@@ -194,7 +194,7 @@ def mark_model_def(model_def, dynamic: DynamicShape) -> None:
         ser.attr_to_proto(VT.VT_BOOL, True, op.attr[ATTR_IS_UNKNOWN_SHAPE])
         for desc in list(op.output_desc) + list(op.input_desc):
             ser.attr_to_proto(VT.VT_LIST_LIST_INT, [list(r) for r in dims],
-                              desc.attr[ATTR_SHAPE_RANGE])
+                              desc.attr[TENSOR_SHAPE_RANGE])
 
 
 def specialise(source: bytes, options_json: str, shapes: dict, framework: int):

@@ -7,7 +7,7 @@ __all__ = ["ATTR_ORIGIN", "ATTR_PARENT_INDEX", "ATTR_SUBGRAPH_IR_NAMES", "ATTR_E
            "ATTR_KERNEL_LIB", "ATTR_OP_KERNEL_LIB", "ATTR_KERNEL_NAME", "ATTR_KERNEL_SHA256",
            "ATTR_KERNEL_NAME_FOR_LOAD", "ATTR_PASS_NAME", "ATTR_TARGET", "ATTR_CUSTOM_PACKAGE",
            "ATTR_CUSTOM_PACKAGES", "ATTR_DYNAMIC_SHAPE_PARTITIONED", "ATTR_IS_UNKNOWN_SHAPE",
-           "ATTR_SHAPE_RANGE", "ATTR_DYNAMIC_RANGES", "ATTR_DYNAMIC_SOURCE",
+           "TENSOR_SHAPE_RANGE", "ATTR_DYNAMIC_RANGES", "ATTR_DYNAMIC_SOURCE",
            "ATTR_DYNAMIC_OPTIONS", "RESERVED"]
 
 ATTR_ORIGIN = "_datadump_original_op_names"        # framework op names a node stands for
@@ -26,7 +26,8 @@ ATTR_CUSTOM_PACKAGES = "_custom_op_packages"      # model attribute: every packa
 # dynamic-shape models (docs/dynamic-shapes.md "Unknown dimensions and ranges")
 ATTR_DYNAMIC_SHAPE_PARTITIONED = "_dynamic_shape_partitioned"   # root graph: unknown-shape model
 ATTR_IS_UNKNOWN_SHAPE = "_is_unknown_shape"       # op whose shapes are known at run time only
-ATTR_SHAPE_RANGE = "shape_range"                  # tensor desc: [[lo, hi], ...], hi -1 unbounded
+# tensor desc: [[lo, hi], ...], hi -1 unbounded (not RESERVED: also a --singleop JSON key)
+TENSOR_SHAPE_RANGE = "shape_range"
 ATTR_DYNAMIC_RANGES = "_pyatc_input_shape_range"  # model: the ranges, --input_shape_range text
 ATTR_DYNAMIC_SOURCE = "_pyatc_dynamic_source_graph"   # model: parsed graph (ModelDef bytes)
 ATTR_DYNAMIC_OPTIONS = "_pyatc_dynamic_options"   # model: compile options (JSON) to specialise

@@ -15,7 +15,7 @@ import time
 
 from ge.errors import GeError
 from ge.graph.attr_names import (ATTR_DYNAMIC_OPTIONS, ATTR_DYNAMIC_RANGES, ATTR_DYNAMIC_SOURCE,
-                                 ATTR_SHAPE_RANGE)
+                                 TENSOR_SHAPE_RANGE)
 from ge.parser._shape_range import UNBOUNDED, range_text
 
 from ._errors import BAD_INPUT
@@ -84,8 +84,8 @@ def _data_ranges(model_def) -> dict:
     """Data name -> [(lo, hi), ...] from the `shape_range` of the root graph's Data ops."""
     ranges = {}
     for op in model_def.graph[0].op:
-        if op.output_desc and ATTR_SHAPE_RANGE in op.output_desc[0].attr:
-            rows = op.output_desc[0].attr[ATTR_SHAPE_RANGE].list_list_int.list_list_i
+        if op.output_desc and TENSOR_SHAPE_RANGE in op.output_desc[0].attr:
+            rows = op.output_desc[0].attr[TENSOR_SHAPE_RANGE].list_list_int.list_list_i
             ranges[op.name] = [tuple(int(v) for v in row.list_i) for row in rows]
     return ranges
 
