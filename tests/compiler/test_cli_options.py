@@ -71,10 +71,14 @@ def test_input_shape_static_override(atc_main, model):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("shape", ["x:-1,3,8,8", "x:1~4,3,8,8"])
-def test_input_shape_dynamic_refused(atc_main, model, shape):
+@pytest.mark.parametrize("shape,compiled", [("x:-1,3,8,8", [1, 3, 8, 8]),
+                                            ("x:1~4,3,8,8", [4, 3, 8, 8])])
+def test_input_shape_dynamic_builds_an_unknown_shape_model(atc_main, model, shape, compiled):
+    """docs/dynamic-shapes.md: compiled at the upper bound (unbounded: 1), marked unknown."""
     run, om = _compile(atc_main, model, f"--input_shape={shape}")
-    _refused(run, "EP0002", om)
+    assert run.rc == 0, run.text
+    assert read_om(str(om)).header.is_unknow_model == 1
+    assert _ops(om)["x"]["output_desc"][0]["shape"]["dim"] == compiled
 
 
 def test_input_shape_unknown_name(atc_main, model):
