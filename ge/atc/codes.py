@@ -122,6 +122,14 @@ CODES: tuple[Code, ...] = (
          "Value {value} for parameter --input_shape_range or dynamic_inputs_shape_range is "
          "invalid. Reason: {reason}. The value must be formatted as {format}.",
          solution="Write ranges as lo~hi with non-negative integers."),
+    Code("E10049", "Invalid_Argument_Tensor_Input_Shape",
+         "Dimension count {shape_range_size} configured in --input_shape does not match "
+         "dimension count {cur_dim_size} of the node.",
+         solution="Give as many dimensions as the model input has."),
+    Code("E10050", "Invalid_Argument_Tensor_Input_Shape_Range",
+         "Current dimension size {cur_dim} is not in the range of {shape_range_left}-"
+         "{shape_range_right} specified by --input_shape.",
+         solution="Give a range that holds the model's own size of that dimension."),
     Code("E10034", "Invalid_Argument",
          "Nodes (for example, {opname}) connected to AIPP must not be of type FP16.",
          solution="Remove the input from --input_fp16_nodes, or drop --insert_op_conf."),

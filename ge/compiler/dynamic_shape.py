@@ -123,6 +123,14 @@ def plan_dynamic_shape(graph: Graph, options: dict) -> DynamicShape | None:
     return apply_ranges(graph, _by_name(asked, _data_nodes(graph), options), options)
 
 
+def _check_model_dims(shape: list, dims: list) -> None:
+    """E10050 (as CANN) for a dim the model fixes outside the range given for it."""
+    for size, (low, high) in zip(shape, dims):
+        if size >= 0 and (size < low or (high != UNBOUNDED and size > high)):
+            raise GeError("E10050", {"cur_dim": str(size), "shape_range_left": str(low),
+                                     "shape_range_right": str(high)})
+
+
 def apply_ranges(graph: Graph, asked: dict, options: dict) -> DynamicShape | None:
     """`asked`: Data name -> ranges; a Data not named keeps its dims, its -1 dims unbounded.
     Sets the Data nodes to their compiled shapes; None when every dim is fixed."""
@@ -136,15 +144,15 @@ def apply_ranges(graph: Graph, asked: dict, options: dict) -> DynamicShape | Non
                 continue                    # unknown rank: refused by input_dims
             dims = [(d, d) if d >= 0 else (0, UNBOUNDED) for d in shape]
         elif shape != [-2] and len(shape) != len(dims):
-            raise GeError("E10001", {"value": f"{node.name}:{range_text(dims)}",
-                                     "parameter": f"--{_flag_of(options)}",
-                                     "reason": f"the model gives input {node.name} rank "
-                                               f"{len(shape)}, the option rank {len(dims)}."})
+            raise GeError("E10049", {"shape_range_size": str(len(dims)),
+                                     "cur_dim_size": str(len(shape))})
+        elif shape != [-2]:
+            _check_model_dims(shape, dims)
         ranges[node.name] = [tuple(r) for r in dims]
         _set_shape(node, fixed_dims(dims))
     if all(lo == hi for dims in ranges.values() for lo, hi in dims):
         return None                         # every dim fixed: an ordinary static compile
-    source = ser.graph_to_model_def(graph).SerializeToString()
+    source = ser.graph_to_model_def(graph).SerializeToString(deterministic=True)
     hints = _hint_shapes(options)
     compiled_at = {}
     for index, node in enumerate(datas):
@@ -157,15 +165,19 @@ def apply_ranges(graph: Graph, asked: dict, options: dict) -> DynamicShape | Non
     return DynamicShape(ranges=ranges, compiled_at=compiled_at, source=source)
 
 
-# reporting options that do not change what is compiled
-_NOT_KEPT = ("ge.optionNameMap", "ge.display_model_info", "check_report", "log", "dump_mode")
+# options that do not change what is compiled (reporting, compile threads), and the values
+# a compile falls back to anyway: left out, so that ATC and ge.offline_compile (which sets
+# neither) write the same OM
+_NOT_KEPT = ("ge.optionNameMap", "ge.display_model_info", "check_report", "log", "dump_mode",
+             "MULTI_THREAD_COMPILE")
+_FALLBACKS = {"input_format": "NCHW"}
 
 
 def _kept_options(options: dict) -> dict:
     """The compile options a specialisation needs: set ones that shape the compile."""
     return {k: str(v) for k, v in sorted(options.items())
             if k not in SHAPE_KEYS + _NOT_KEPT and isinstance(v, (str, int, float, bool))
-            and str(v) != ""}
+            and str(v) != "" and _FALLBACKS.get(k) != str(v)}
 
 
 def ranges_text(ranges: dict) -> str:
