@@ -60,7 +60,7 @@ def main(argv: list) -> int:
         write_product("stdout", "\n".join(lines) + "\n")
         return EXIT_OK
     if files:
-        inputs = read_inputs(files, model.inputs)
+        inputs = read_inputs(files, model.inputs, model.input_ranges)
     else:
         inputs = [np.zeros(s.shape, s.dtype) for s in model.inputs]
     start = time.perf_counter()

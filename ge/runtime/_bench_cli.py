@@ -88,7 +88,7 @@ def run_bench(model, args: dict, entries: list, fmt: str) -> list:
         files = sets[i].files
         if not files:
             return [np.zeros(s.shape, s.dtype) for s in model.inputs]
-        return read_inputs(files, model.inputs)
+        return read_inputs(files, model.inputs, model.input_ranges)
 
     cached = [feeds_of(i) for i in range(len(sets))]     # files are read before timing
     for _ in range(warmup):

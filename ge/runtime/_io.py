@@ -24,13 +24,15 @@ __all__ = ["read_input", "read_inputs", "write_outputs", "load_npy", "OUTPUT_FOR
 OUTPUT_FORMATS = ("NPY", "BIN", "TXT")
 
 
-def read_input(path: str, spec: TensorSpec) -> np.ndarray:
+def read_input(path: str, spec: TensorSpec, any_shape: bool = False) -> np.ndarray:
+    """`any_shape`: an input of an unknown-shape model, whose .npy may hold any shape (the
+    model checks it against its ranges); raw bytes are read at the compiled shape."""
     if not os.path.isfile(path):
         reason = "it is a directory" if os.path.isdir(path) else "no such file"
         raise GeError(FILE_OPEN, {"file": path, "reason": reason})
     size = os.path.getsize(path)
     if path.lower().endswith(".npy"):
-        return _read_npy(path, spec)
+        return _read_npy(path, spec, any_shape)
     if spec.aipp == DYNAMIC_AIPP_MODE and 0 < size < spec.nbytes:
         # a dynamic AIPP image fills the start of its max_src_image_size buffer
         data = np.zeros(spec.nbytes, dtype=np.uint8)
@@ -47,13 +49,14 @@ def read_input(path: str, spec: TensorSpec) -> np.ndarray:
     return data.reshape(spec.shape)
 
 
-def read_inputs(paths: list, specs: list) -> list:
-    """One file per model input, in input order."""
+def read_inputs(paths: list, specs: list, ranges: dict | None = None) -> list:
+    """One file per model input, in input order; `ranges`: Model.input_ranges."""
     if len(paths) != len(specs):
         raise GeError(BAD_INPUT, {"reason": f"the model has {len(specs)} input(s) "
                                             f"({', '.join(s.name for s in specs)}); "
                                             f"{len(paths)} file(s) given"})
-    return [read_input(path, spec) for path, spec in zip(paths, specs)]
+    return [read_input(path, spec, spec.name in (ranges or {}))
+            for path, spec in zip(paths, specs)]
 
 
 def load_npy(path: str, mmap_mode=None, what: str = "") -> np.ndarray:
@@ -66,11 +69,11 @@ def load_npy(path: str, mmap_mode=None, what: str = "") -> np.ndarray:
                                             f"{type(e).__name__}: {e}"}) from None
 
 
-def _read_npy(path: str, spec: TensorSpec) -> np.ndarray:
+def _read_npy(path: str, spec: TensorSpec, any_shape: bool = False) -> np.ndarray:
     arr = load_npy(path, "r", "input file ")
     if not isinstance(arr, np.ndarray):
         raise GeError(BAD_INPUT, {"reason": f"input file {path} holds no array"})
-    if arr.dtype != spec.dtype or tuple(arr.shape) != tuple(spec.shape):
+    if arr.dtype != spec.dtype or (tuple(arr.shape) != tuple(spec.shape) and not any_shape):
         raise GeError(BAD_INPUT, {"reason": f"input file {path} holds {arr.dtype} "
                                             f"{list(arr.shape)}; input {spec.name} must be "
                                             f"{spec.dtype} {list(spec.shape)}"})
