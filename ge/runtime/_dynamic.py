@@ -16,7 +16,6 @@ import time
 from ge.errors import GeError
 from ge.graph.attr_names import (ATTR_DYNAMIC_OPTIONS, ATTR_DYNAMIC_RANGES, ATTR_DYNAMIC_SOURCE,
                                  TENSOR_SHAPE_RANGE)
-from ge.parser._shape_range import UNBOUNDED, range_text
 
 from ._errors import BAD_INPUT
 
@@ -25,6 +24,7 @@ log = logging.getLogger(__name__)
 __all__ = ["DynamicShapes", "dynamic_shapes_of", "OUT_OF_RANGE"]
 
 OUT_OF_RANGE = "EP0220"
+UNBOUNDED = -1             # a shape_range pair's "no upper bound" (docs/dynamic-shapes.md)
 _FRAMEWORKS = {"Caffe": 0, "MindSpore": 1, "TensorFlow": 3, "Onnx": 5}
 
 
@@ -53,8 +53,8 @@ class DynamicShapes:
             return
         if len(shape) != len(dims):
             raise GeError(BAD_INPUT, {"reason": f"input {name} must have rank {len(dims)} "
-                                                f"(ranges {range_text(dims)}), got shape "
-                                                f"{list(shape)}"})
+                                                f"(shape_range {[list(d) for d in dims]}), got "
+                                                f"shape {list(shape)}"})
         for k, (value, (low, high)) in enumerate(zip(shape, dims)):
             if value < low or (high != UNBOUNDED and value > high):
                 raise GeError(OUT_OF_RANGE, {"input": name, "shape": str(list(shape)),
