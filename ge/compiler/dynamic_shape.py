@@ -120,6 +120,10 @@ def plan_dynamic_shape(graph: Graph, options: dict) -> DynamicShape | None:
     asked = shape_ranges_from_options(options)
     if not asked:
         return None
+    if options.get("ge.insertOpFile"):
+        raise GeError("EP0002", {"feature": "--insert_op_conf (AIPP) with unknown dimensions",
+                                 "reason": "the runtime checks an AIPP model's image inputs "
+                                           "against the ranges of the original inputs"})
     return apply_ranges(graph, _by_name(asked, _data_nodes(graph), options), options)
 
 

@@ -108,6 +108,16 @@ def test_a_range_outside_a_fixed_model_dim_is_e10050(atc_main, tmp_path):
                   "is not in the range of 4-6 specified by --input_shape.", tmp_path / "m.om")
 
 
+def test_aipp_with_unknown_dims_is_refused(atc_main, model, tmp_path):
+    (tmp_path / "aipp.cfg").write_text("aipp_op {\n    aipp_mode: static\n    input_format: "
+                                       "RGB888_U8\n    src_image_size_w: 16\n"
+                                       "    src_image_size_h: 16\n}\n")
+    run = atc_main(*_args(model, f"--input_shape={RANGES}", "--insert_op_conf=aipp.cfg"),
+                   cwd=tmp_path)
+    _refused(run, "Not_Supported(EP0002): --insert_op_conf (AIPP) with unknown dimensions is "
+                  "not supported by this implementation.", tmp_path / "m.om")
+
+
 def test_input_shape_range_warns_and_overrides_input_shape(atc_main, model, tmp_path):
     run = atc_main(*_args(model, "--input_shape=x:1,3,8,8",
                           "--input_shape_range=x:[1~4,3,8~16,8~16]"), cwd=tmp_path)
@@ -195,3 +205,13 @@ def test_atc_and_pyatc_write_the_same_om(model, entry_argv, entry_env, tmp_path)
                              text=True, timeout=300)
         assert run.returncode == 0, run.stdout + run.stderr
     assert_same_om_except_cmdline(tmp_path / "atc" / "m.om", tmp_path / "pyatc" / "m.om")
+
+
+@pytest.mark.parametrize("flag", ["--input_shape=1~4,3,8~16,8~16",
+                                  "--input_shape_range=[1~4,3,8~16,8~16]"])
+def test_ranges_by_input_position(atc_main, model, tmp_path, flag):
+    run = atc_main(*_args(model, flag), cwd=tmp_path)
+    assert run.rc == 0, run.text
+    with ge.runtime.load(str(tmp_path / "m.om")) as m:
+        assert m.input_ranges == {"x": [(1, 4), (3, 3), (8, 16), (8, 16)]}
+        assert m.inputs[0].shape == (4, 3, 16, 16)
