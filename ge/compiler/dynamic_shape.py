@@ -6,8 +6,9 @@ A compile whose options give `-1`/`lo~hi` dims (range form of `--input_shape`) o
 1. `plan_dynamic_shape` applies the ranges to the graph's Data nodes (varying dims -1), keeps
    that parsed graph (the *source graph*, serialized), and sets every Data to the shape the
    OM is compiled at: its `--input_hint_shape` if given, else the upper bound of a bounded
-   range and the lower bound (at least 1) of an unbounded one.  The rest of the pipeline runs unchanged, so the OM holds a complete static
-   model at that shape and its memory plan is sized for the upper bounds.
+   range and the lower bound (at least 1) of an unbounded one.  The rest of the pipeline runs
+   unchanged, so the OM holds a complete static model at that shape and its memory plan is
+   sized for the upper bounds.
 2. `mark_dynamic` records what a reader needs: header `is_unknow_model`, the root graph's
    `_dynamic_shape_partitioned`, `_is_unknown_shape` and `shape_range` on each Data, the
    ranges as text, the source graph and the compile options.

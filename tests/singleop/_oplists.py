@@ -58,7 +58,7 @@ GOOD = [
 # (both refused here), shapes that do not broadcast, an output_desc that is not what the op
 # gives.  (-1 dims with shape_range build: tests/singleop/test_dynamic.py.)
 MIXED = [
-    {"op": "Add", "name": "add_dyn",
+    {"op": "Add", "name": "add_rank",
      "input_desc": [tensor([-2]), tensor([-2])], "output_desc": [tensor([-2])]},
     {"op": "Add", "name": "add_mismatch",
      "input_desc": [tensor([2, 3]), tensor([4, 5])], "output_desc": [tensor([2, 3])]},

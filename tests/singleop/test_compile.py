@@ -102,9 +102,9 @@ def test_an_op_that_fails_does_not_stop_the_others(mixed):
     assert run.rc == 255 and "Traceback" not in run.text
     assert [p.name for p in mixed.out.iterdir()] == ["relu_ok.om"]
     assert (f"Single_Op_Build_Failed(EP0700): 4 of the 5 ops in {mixed.op_list} failed to "
-            "compile: add_dyn (entry 0), add_mismatch (entry 1), add_wrong_output (entry 3), "
+            "compile: add_rank (entry 0), add_mismatch (entry 1), add_wrong_output (entry 3), "
             "relu_5hd (entry 4).") in run.stdout
-    assert ("add_dyn (entry 0): EP0002 Op add_dyn (Add, entry 0): input 0 of unknown rank "
+    assert ("add_rank (entry 0): EP0002 Op add_rank (Add, entry 0): input 0 of unknown rank "
             "[-2] is not supported by this implementation.") in run.stdout
     assert "add_mismatch (entry 1): " in run.stdout and "[2, 3], [4, 5]" in run.stdout
     assert ("add_wrong_output (entry 3): E13014 Value [3, 2] of parameter output_desc[0].shape "
