@@ -69,8 +69,13 @@ class DynamicShapes:
             from ge.om import parse_om
             from .model import Model
             start = time.perf_counter()
-            image = specialise(self._source, self._options, dict(zip(names, map(list, key))),
-                               self._framework)
+            try:
+                image = specialise(self._source, self._options,
+                                   dict(zip(names, map(list, key))), self._framework)
+            except GeError as e:       # e.g. two inputs whose sizes do not fit together
+                raise GeError(BAD_INPUT, {"reason": f"the model cannot be built for the input "
+                                                    f"shapes {[list(k) for k in key]} "
+                                                    f"({e})"}) from None
             model = Model(parse_om(image, f"<specialised {list(key)}>"))
             self.specialise_seconds[key] = time.perf_counter() - start
             log.info("specialised the unknown-shape model at %s in %.3f s", list(key),

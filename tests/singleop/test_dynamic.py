@@ -56,6 +56,13 @@ def test_add_runs_inside_its_range_and_matches_numpy(built, rows):
     np.testing.assert_array_equal(got, a + b)
 
 
+def test_shapes_inside_the_ranges_that_do_not_fit_together_are_a_bad_input(built):
+    with ge.runtime.load(str(built / "add_dyn.om")) as model, pytest.raises(GeError) as err:
+        model.run([np.zeros((5, 16), np.float32), np.zeros((7, 16), np.float32)])
+    assert err.value.code == "EP0403"
+    assert "the model cannot be built for the input shapes [[5, 16], [7, 16]]" in str(err.value)
+
+
 def test_an_unbounded_dim_takes_any_size(built):
     with ge.runtime.load(str(built / RELU_OM)) as model:
         assert model.input_ranges == {"Relu_in_0": [(2, 2), (1, -1)]}
