@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ge.om.plan import (KERNEL_TYPE_AI_CPU, KERNEL_TYPE_TE, MODEL_TASK_KERNEL, TASK_GEN_BASE_ADDR,
                          TASK_GEN_WEIGHT_ADDR)
-from ge.graph.attr_names import ATTR_KERNEL_NAME
+from ge.graph.attr_names import ATTR_DYNAMIC_SOURCE, ATTR_KERNEL_NAME
 from ge import __version__
 from ge.graph import CONST_TYPES, serialize as ser
 from ge.graph.types import AttrValueType as VT
@@ -97,7 +97,12 @@ def build_om_content(compiled, atc_cmdline: str = ""):
     consts: list = []
     model_def = ser.graph_to_model_def(compiled.graph, weights=consts)
     # the arrays themselves: joined once, by the writer, into the file image
-    weights = place_weights(consts)
+    dynamic = getattr(compiled, "dynamic", None)
+    source_consts: list = []
+    if dynamic is not None:          # the source graph's constants share WEIGHTS_DATA
+        from .dynamic_shape import source_without_weights
+        source_def, source_consts = source_without_weights(dynamic)
+    weights = place_weights(consts + source_consts)
     _fill_addresses(model_def, ctx.memory)
     kernels = getattr(ctx.kernels, "kernels", None) or ()
     task_def = build_tasks(model_def)
@@ -110,10 +115,11 @@ def build_om_content(compiled, atc_cmdline: str = ""):
     if out_nodes:
         attrs["attr_model_out_nodes_name"] = (VT.VT_LIST_STRING, out_nodes)
     attrs.update(compiled.model_attrs)
-    dynamic = getattr(compiled, "dynamic", None)
     if dynamic is not None:
         from .dynamic_shape import mark_model_def
         mark_model_def(model_def, dynamic)
+        attrs[ATTR_DYNAMIC_SOURCE] = (VT.VT_BYTES,
+                                      source_def.SerializeToString(deterministic=True))
     return OmContent(
         model_def=model_def, weights=weights, task_def=task_def, kernels=list(kernels),
         soc_version=options.get("ge.socVersion", ""), atc_cmdline=atc_cmdline,

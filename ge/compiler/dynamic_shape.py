@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from ge.errors import GeError
 from ge.graph import Graph, serialize as ser
-from ge.graph.attr_names import (ATTR_DYNAMIC_OPTIONS, ATTR_DYNAMIC_RANGES, ATTR_DYNAMIC_SOURCE,
+from ge.graph.attr_names import (ATTR_DYNAMIC_OPTIONS, ATTR_DYNAMIC_RANGES,
                                  ATTR_DYNAMIC_SHAPE_PARTITIONED, ATTR_IS_UNKNOWN_SHAPE,
                                  TENSOR_SHAPE_RANGE)
 from ge.graph.types import AttrValueType as VT
@@ -31,7 +31,7 @@ from ge.parser._shape_range import (GEAR_KEYS, RANGE_KEYS, UNBOUNDED, fixed_dims
                                     shape_ranges_from_options)
 
 __all__ = ["DynamicShape", "plan_dynamic_shape", "apply_ranges", "mark_dynamic", "mark_model_def",
-           "specialise", "compiled_shape", "SHAPE_KEYS"]
+           "source_without_weights", "specialise", "compiled_shape", "SHAPE_KEYS"]
 
 # options that describe the shapes: not carried into a specialisation (it sets them itself)
 SHAPE_KEYS = ("input_shape", "ge.inputShape", "ge.inputHintShape") + RANGE_KEYS
@@ -192,9 +192,8 @@ def ranges_text(ranges: dict) -> str:
 def mark_dynamic(compiled, dynamic: DynamicShape) -> None:
     """The model attributes of a dynamic-shape model (module doc, step 2)."""
     compiled.dynamic = dynamic
-    compiled.model_attrs.update({
+    compiled.model_attrs.update({       # ATTR_DYNAMIC_SOURCE: set by build.build_om_content
         ATTR_DYNAMIC_RANGES: (VT.VT_STRING, ranges_text(dynamic.ranges)),
-        ATTR_DYNAMIC_SOURCE: (VT.VT_BYTES, dynamic.source),
         ATTR_DYNAMIC_OPTIONS: (VT.VT_STRING, json.dumps(_kept_options(compiled.options),
                                                         sort_keys=True)),
     })
@@ -214,14 +213,34 @@ def mark_model_def(model_def, dynamic: DynamicShape) -> None:
                               desc.attr[TENSOR_SHAPE_RANGE])
 
 
-def specialise(source: bytes, options_json: str, shapes: dict, framework: int):
-    """The OM image (bytes) of the source graph compiled at `shapes` (Data name -> dims)."""
+def source_without_weights(dynamic: DynamicShape) -> tuple:
+    """(source ModelDef with its Const bytes taken out, [(Const OpDef, bytes)]): the writer
+    places those bytes in WEIGHTS_DATA beside the compiled model's, identical ones shared,
+    and the OM stores the ModelDef (with the offsets) as `_pyatc_dynamic_source_graph`."""
+    from ge.om.weights import const_ops
+    from ge.proto import ge_ir as pb
+    model_def = pb.ModelDef.FromString(dynamic.source)
+    pairs = []
+    for _, op in const_ops(model_def):
+        tensor = op.attr["value"].t
+        if tensor.data:
+            pairs.append((op, tensor.data))
+            tensor.data = b""
+    return model_def, pairs
+
+
+def specialise(source: bytes, weights: bytes, options_json: str, shapes: dict,
+               framework: int):
+    """The OM image (bytes) of the source graph (its constants in the OM's `weights`)
+    compiled at `shapes` (Data name -> dims)."""
     from ge.proto import ge_ir as pb
     from .api import build_graph
     from .build import build_om_content
     from ge.om import build_om
+    from ge.om.weights import restore_weights
     model_def = pb.ModelDef()
     model_def.ParseFromString(source)
+    restore_weights(model_def, weights, "<dynamic source graph>")
     graph = ser.model_def_to_graph(model_def, "<dynamic source graph>")
     for node in _data_nodes(graph):
         if node.name in shapes:

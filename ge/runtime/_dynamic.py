@@ -39,6 +39,7 @@ class DynamicShapes:
         self.text = ranges_text
         self.ranges = _data_ranges(om.model_def)
         self._source = om.model_attr(ATTR_DYNAMIC_SOURCE, b"")
+        self._weights = om.weights      # the source graph's constants are in WEIGHTS_DATA
         self._options = om.model_attr(ATTR_DYNAMIC_OPTIONS, "{}")
         framework = om.model_attr("framework_type", "")
         self._framework = _FRAMEWORKS.get(framework, int(framework) if framework.isdigit()
@@ -70,7 +71,7 @@ class DynamicShapes:
             from .model import Model
             start = time.perf_counter()
             try:
-                image = specialise(self._source, self._options,
+                image = specialise(self._source, self._weights, self._options,
                                    dict(zip(names, map(list, key))), self._framework)
             except GeError as e:       # e.g. two inputs whose sizes do not fit together
                 raise GeError(BAD_INPUT, {"reason": f"the model cannot be built for the input "
