@@ -40,7 +40,6 @@ SHAPE_KEYS = ("input_shape", "ge.inputShape", "ge.inputHintShape") + RANGE_KEYS
 @dataclass
 class DynamicShape:
     ranges: dict            # Data name -> [(lo, hi), ...], hi UNBOUNDED for none; index order
-    compiled_at: dict       # Data name -> the shape the OM's static model is compiled at
     source: bytes           # ModelDef of the parsed graph, Data dims -1 where they vary
 
 
@@ -159,15 +158,13 @@ def apply_ranges(graph: Graph, asked: dict, options: dict) -> DynamicShape | Non
         return None                         # every dim fixed: an ordinary static compile
     source = ser.graph_to_model_def(graph).SerializeToString(deterministic=True)
     hints = _hint_shapes(options)
-    compiled_at = {}
     for index, node in enumerate(datas):
         if node.name in ranges:
             hint = hints.get(index)
             if hint is not None:
                 _check_hint(node.name, hint, ranges[node.name])
-            compiled_at[node.name] = compiled_shape(ranges[node.name], hint)
-            _set_shape(node, compiled_at[node.name])
-    return DynamicShape(ranges=ranges, compiled_at=compiled_at, source=source)
+            _set_shape(node, compiled_shape(ranges[node.name], hint))
+    return DynamicShape(ranges=ranges, source=source)
 
 
 # options that do not change what is compiled (reporting, compile threads), and the values
