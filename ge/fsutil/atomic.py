@@ -27,7 +27,10 @@ from .temps import sweep, temp_name
 __all__ = ["publish"]
 
 
-def _write_all(fd: int, view: memoryview) -> None:
+def _write_all(fd: int, view) -> None:
+    if hasattr(view, "copy_to"):        # a FileRange: copied file to file
+        view.copy_to(fd)
+        return
     while view.nbytes:
         view = view[os.write(fd, view):]
 
@@ -39,9 +42,10 @@ def _write_parts(fd: int, parts: list, half_point: str) -> None:
     for part in parts:
         if 0 <= half - written < part.nbytes:
             cut = half - written
-            _write_all(fd, part[:cut])
+            _write_all(fd, part.head(cut) if hasattr(part, "head") else part[:cut])
             fault_point(half_point)
-            part, written = part[cut:], written + cut
+            part = part.tail(cut) if hasattr(part, "tail") else part[cut:]
+            written += cut
         _write_all(fd, part)
         written += part.nbytes
 
@@ -119,7 +123,8 @@ def publish(path: str, data: Union[bytes, str, list], mode: int = 0o600,
     bytes written, and all of them fsynced but not yet renamed."""
     if isinstance(data, str):
         data = data.encode("utf-8")
-    parts = [memoryview(p).cast("B") for p in (data if isinstance(data, list) else [data])]
+    parts = [p if hasattr(p, "copy_to") else memoryview(p).cast("B")
+             for p in (data if isinstance(data, list) else [data])]
     target = _atomic_target(path)
     if target is None:
         _write_through(path, parts, half_point)
