@@ -56,6 +56,8 @@ class OmContent:
       from the fields below when left 0.
     kernels / cust_aicpu_kernels: (kernel name, binary) pairs for TBE_KERNELS /
       CUST_AICPU_KERNELS, stored in the given order.
+    weight_files: (path, parts) of external weight files (`--external_weight`), written
+      before the OM.
     model_attrs: extra ModelDef attributes (Python values or (AttrValueType, value)); they
       override the standard ones set from the fields below.
     target: (os, cpu) recorded as the host target; None -> this host.
@@ -77,6 +79,7 @@ class OmContent:
     target: Optional[tuple[str, str]] = None
     is_unknown_shape: bool = False
     op_hook: Optional[Callable] = None
+    weight_files: list = field(default_factory=list)   # (path, parts): ge.om.external
 
 
 def _set(model_def, key: str, kind: VT, value) -> None:
@@ -217,8 +220,12 @@ def build_om_parts(content: OmContent) -> list:
 
 
 def write_om(path: str, content: OmContent) -> None:
-    """Build the OM and publish it at `path` (temporary name beside it, then rename)."""
+    """Build the OM and publish it at `path` (temporary name beside it, then rename), after
+    its external weight files, so a published OM never names a weight file still missing."""
     parts = build_om_parts(content)
+    if content.weight_files:
+        from .external import weight_files
+        weight_files(content.weight_files)
     assert len(parts[0]) >= HEADER_SIZE
     try:
         publish(path, parts, half_point="om.partial", written_point="om.written")

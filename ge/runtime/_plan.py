@@ -146,6 +146,21 @@ class _Spaces:
         self.weights = _aligned_zeros(len(raw))
         self.weights[:] = np.frombuffer(raw, dtype=np.uint8)
         self.weights.setflags(write=False)
+        self.files: list = []      # (start address, end address, bytes): external weights
+
+    def add_file_constants(self, om, source: str) -> None:
+        """Map the weight files of FileConstant ops (ge.om.external) into the weight space at
+        the address each op's output desc gives; checked against their sha256 first."""
+        from ge.om.external import load_file_constants
+        for op, view in load_file_constants(om.model_def, source):
+            start = self.wbase + int(op.output_desc[0].data_offset) if op.output_desc else -1
+            flat = view.reshape(-1).view(np.uint8)
+            end = start + flat.size
+            if start < self.wbase + self.weights.size or any(
+                    a < end and start < b for a, b, _ in self.files if (a, b) != (start, end)):
+                raise GeError(BAD_PLAN, {"file": source, "reason": f"FileConstant {op.name} "
+                                         f"at address {start} overlaps other weights"})
+            self.files.append((start, end, flat))
 
     def view(self, addr: int, td, what: str, writable: bool) -> np.ndarray:
         shape = tuple(int(d) for d in td.shape.dim)
@@ -167,6 +182,9 @@ class _Spaces:
         elif self.wbase <= addr and addr + nbytes <= self.wbase + self.weights.size \
                 and not writable:
             buf, off = self.weights, addr - self.wbase
+        elif not writable and any(a <= addr and addr + nbytes <= b for a, b, _ in self.files):
+            a, _, buf = next(f for f in self.files if f[0] <= addr and addr + nbytes <= f[1])
+            off = addr - a
         else:
             space = "feature-map" if writable else "feature-map or weights"
             raise GeError(BAD_PLAN, {"file": self.source, "reason": f"{what} at address {addr} "
@@ -301,6 +319,7 @@ def build_plan(om, source: str) -> Plan:
     if not om.model_def.graph:
         raise GeError(BAD_PLAN, {"file": source, "reason": "it has no graph"})
     spaces = _Spaces(om, source)
+    spaces.add_file_constants(om, source)
     tasks = {}
     if om.task_def is not None:
         for t in om.task_def.task:
