@@ -107,7 +107,22 @@ def om_info(path: str) -> dict:
     info["target"] = om.model_attr(ATTR_TARGET, "")
     info["aipp"] = aipp_configs(om.model_def)
     info["custom_op_packages"] = list(om.model_attr(ATTR_CUSTOM_PACKAGES, None) or [])
+    info["external_weights"] = external_weights(om.model_def)
     return info
+
+
+def external_weights(model_def) -> list:
+    """[(weight file name, FileConstant ops using it, bytes they use)] (ge.om.external)."""
+    found: dict = {}
+    for graph in model_def.graph:
+        for op in graph.op:
+            if op.type == "FileConstant" and "location" in op.attr:
+                name = op.attr["location"].s.decode("utf-8", "replace")
+                count, size, ranges = found.get(name, (0, 0, set()))
+                span = (op.attr["offset"].i, op.attr["length"].i)
+                found[name] = (count + 1, size + (span[1] if span not in ranges else 0),
+                               ranges | {span})
+    return [(name, count, size) for name, (count, size, _) in sorted(found.items())]
 
 
 def aipp_configs(model_def) -> list:
