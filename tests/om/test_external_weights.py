@@ -246,3 +246,32 @@ def test_peak_memory_does_not_grow_with_the_weights(tmp_path):
         peaks[label] = int(run.stdout.split()[-1]) << 10
     assert os.path.getsize(tmp_path / "large" / "net.om") > 128 << 20
     assert peaks["large"] - peaks["small"] < 48 << 20, peaks
+
+
+def test_tensorflow_const_bytes_stay_in_the_pb(tmp_path, atc_main, x):
+    """A frozen GraphDef (built with our schema): the Const's tensor_content is a view of the
+    mapped .pb, and the compiled OM computes x @ W."""
+    from ge.parser.tensorflow import parse_tensorflow
+    from ge.proto.tensorflow import GraphDef
+    w = np.random.default_rng(5).standard_normal((256, 512)).astype(np.float32)
+    graph = GraphDef()
+    inp = graph.node.add(name="x", op="Placeholder")
+    inp.attr["dtype"].type = 1
+    for size in (4, 256):
+        inp.attr["shape"].shape.dim.add(size=size)
+    const = graph.node.add(name="W", op="Const")
+    const.attr["dtype"].type = 1
+    tensor = const.attr["value"].tensor
+    tensor.dtype = 1
+    for size in w.shape:
+        tensor.tensor_shape.dim.add(size=size)
+    tensor.tensor_content = w.tobytes()
+    graph.node.add(name="y", op="MatMul", input=["x", "W"]).attr["T"].type = 1
+    (tmp_path / "m.pb").write_bytes(graph.SerializeToString())
+    (node,) = [n for n in parse_tensorflow(str(tmp_path / "m.pb")).get_all_nodes()
+               if n.type == "Const"]
+    where = file_range_of(node.get_attr("value").numpy())
+    assert where is not None and where.path.endswith("m.pb") and where.length == w.nbytes
+    run = atc_main("--model=m.pb", "--framework=3", "--output=net", SOC, F32, cwd=tmp_path)
+    assert run.rc == 0, run.text
+    np.testing.assert_allclose(_run(tmp_path / "net.om", x), x @ w, rtol=1e-5, atol=1e-4)

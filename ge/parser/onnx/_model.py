@@ -21,7 +21,7 @@ from ge.graph import DataType
 from ge.graph.filebacked import file_view, map_file
 from ge.proto.schema import is_repeated
 
-from ._wire import strip_raw_data
+from .._wire import strip_raw_data
 
 __all__ = ["ONNX_TO_GE_DTYPE", "ge_dtype", "load_model_bytes", "load_model_file",
            "read_model_file", "tensor_to_array"]

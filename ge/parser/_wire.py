@@ -1,4 +1,9 @@
-"""Finding the initializers' raw_data in a serialized ModelProto without decoding it.
+"""Finding the weights in a serialized model without decoding them (protobuf wire format).
+
+ONNX: `strip_raw_data`.  TensorFlow: `strip_tensor_content` (GraphDef.node = 1, NodeDef.name = 1,
+op = 2, attr = 5 as map entries key = 1 / value = 2, AttrValue.tensor = 8,
+TensorProto.tensor_content = 4): the main graph's Const nodes' `value` bytes of MIN_LAZY or
+more are left out and returned as node name -> (offset, length).
 
 `strip_raw_data(buf)` walks the protobuf wire format of ModelProto.graph (field 7) and of each
 of its initializers (GraphProto.initializer, field 5), and returns the model bytes with every
@@ -10,7 +15,7 @@ reports what is wrong).
 """
 from __future__ import annotations
 
-__all__ = ["strip_raw_data", "MIN_LAZY"]
+__all__ = ["strip_raw_data", "strip_tensor_content", "MIN_LAZY"]
 
 MIN_LAZY = 1024                 # smaller raw_data stays inline: not worth a lazy view
 _MODEL_GRAPH, _GRAPH_INITIALIZER, _TENSOR_RAW_DATA = 7, 5, 9
@@ -100,6 +105,72 @@ def strip_raw_data(buf) -> tuple[bytes, list] | None:
         for number, wire, field_start, value_start, value_end in _fields(view, 0, len(view)):
             if number == _MODEL_GRAPH and wire == 2:
                 parts += _delimited(number, _graph(view, value_start, value_end, ranges))
+            else:
+                parts.append(view[field_start:value_end])
+    except _Bad:
+        return None
+    return b"".join(parts), ranges
+
+
+# -- TensorFlow GraphDef ------------------------------------------------------------------------
+def _tf_tensor(buf, start: int, end: int) -> tuple[list, tuple | None]:
+    parts, found = [], None
+    for number, wire, field_start, value_start, value_end in _fields(buf, start, end):
+        if number == 4 and wire == 2 and value_end - value_start >= MIN_LAZY:
+            found = (value_start, value_end - value_start)
+            continue
+        parts.append(buf[field_start:value_end])
+    return parts, found
+
+
+def _tf_value_attr(buf, start: int, end: int) -> tuple[list, tuple | None]:
+    """A map entry of NodeDef.attr whose key is "value": (its parts without tensor_content,
+    the range); (None, None) for any other entry."""
+    fields = list(_fields(buf, start, end))
+    if not any(n == 1 and w == 2 and bytes(buf[vs:ve]) == b"value" for n, w, _, vs, ve in fields):
+        return None, None
+    parts, found = [], None
+    for number, wire, field_start, value_start, value_end in fields:
+        if number == 2 and wire == 2:                       # AttrValue
+            inner = []
+            for n, w, fs, vs, ve in _fields(buf, value_start, value_end):
+                if n == 8 and w == 2:                       # tensor
+                    tensor, found = _tf_tensor(buf, vs, ve)
+                    inner += _delimited(8, tensor)
+                else:
+                    inner.append(buf[fs:ve])
+            parts += _delimited(2, inner)
+        else:
+            parts.append(buf[field_start:value_end])
+    return parts, found
+
+
+def _tf_node(buf, start: int, end: int, ranges: dict) -> list:
+    fields = list(_fields(buf, start, end))
+    name = next((bytes(buf[vs:ve]) for n, w, _, vs, ve in fields if n == 1 and w == 2), b"")
+    is_const = any(n == 2 and w == 2 and bytes(buf[vs:ve]) == b"Const"
+                   for n, w, _, vs, ve in fields)
+    parts = []
+    for number, wire, field_start, value_start, value_end in fields:
+        if is_const and number == 5 and wire == 2:
+            entry, found = _tf_value_attr(buf, value_start, value_end)
+            if found is not None:
+                ranges[name.decode("utf-8", "replace")] = found
+                parts += _delimited(5, entry)
+                continue
+        parts.append(buf[field_start:value_end])
+    return parts
+
+
+def strip_tensor_content(buf) -> tuple[bytes, dict] | None:
+    """(GraphDef bytes without the large Const tensor_content of the main graph, {node name:
+    (offset, length)}), or None when the bytes are not a well-formed message."""
+    view = memoryview(buf).cast("B")
+    try:
+        parts, ranges = [], {}
+        for number, wire, field_start, value_start, value_end in _fields(view, 0, len(view)):
+            if number == 1 and wire == 2:
+                parts += _delimited(1, _tf_node(view, value_start, value_end, ranges))
             else:
                 parts.append(view[field_start:value_end])
     except _Bad:
