@@ -4,6 +4,8 @@ ONNX: `strip_raw_data`.  TensorFlow: `strip_tensor_content` (GraphDef.node = 1, 
 op = 2, attr = 5 as map entries key = 1 / value = 2, AttrValue.tensor = 8,
 TensorProto.tensor_content = 4): the main graph's Const nodes' `value` bytes of MIN_LAZY or
 more are left out and returned as node name -> (offset, length).
+Caffe: `strip_blob_data` (NetParameter.layer = 100, LayerParameter.blobs = 7, BlobProto.data =
+5, packed little-endian float32): (layer ordinal, blob index) -> (offset, length).
 
 `strip_raw_data(buf)` walks the protobuf wire format of ModelProto.graph (field 7) and of each
 of its initializers (GraphProto.initializer, field 5), and returns the model bytes with every
@@ -15,7 +17,7 @@ reports what is wrong).
 """
 from __future__ import annotations
 
-__all__ = ["strip_raw_data", "strip_tensor_content", "MIN_LAZY"]
+__all__ = ["strip_raw_data", "strip_tensor_content", "strip_blob_data", "MIN_LAZY"]
 
 MIN_LAZY = 1024                 # smaller raw_data stays inline: not worth a lazy view
 _MODEL_GRAPH, _GRAPH_INITIALIZER, _TENSOR_RAW_DATA = 7, 5, 9
@@ -171,6 +173,45 @@ def strip_tensor_content(buf) -> tuple[bytes, dict] | None:
         for number, wire, field_start, value_start, value_end in _fields(view, 0, len(view)):
             if number == 1 and wire == 2:
                 parts += _delimited(1, _tf_node(view, value_start, value_end, ranges))
+            else:
+                parts.append(view[field_start:value_end])
+    except _Bad:
+        return None
+    return b"".join(parts), ranges
+
+
+# -- Caffe NetParameter ------------------------------------------------------------------------
+def _caffe_layer(buf, start: int, end: int, layer: int, ranges: dict) -> list:
+    parts, blob = [], 0
+    for number, wire, field_start, value_start, value_end in _fields(buf, start, end):
+        if number == 7 and wire == 2:                        # a BlobProto
+            inner, found = [], None
+            for n, w, fs, vs, ve in _fields(buf, value_start, value_end):
+                if n == 5 and w == 2 and ve - vs >= MIN_LAZY and (ve - vs) % 4 == 0 \
+                        and found is None:
+                    found = (vs, ve - vs)                    # packed float data
+                    continue
+                inner.append(buf[fs:ve])
+            if found is not None:
+                ranges[(layer, blob)] = found
+            parts += _delimited(7, inner)
+            blob += 1
+        else:
+            parts.append(buf[field_start:value_end])
+    return parts
+
+
+def strip_blob_data(buf) -> tuple[bytes, dict] | None:
+    """(NetParameter bytes without the large packed `data` of its layers' blobs, {(layer
+    ordinal, blob index): (offset, length)}), or None when the bytes are not well-formed."""
+    view = memoryview(buf).cast("B")
+    try:
+        parts, ranges, layer = [], {}, 0
+        for number, wire, field_start, value_start, value_end in _fields(view, 0, len(view)):
+            if number == 100 and wire == 2:
+                parts += _delimited(100, _caffe_layer(view, value_start, value_end, layer,
+                                                      ranges))
+                layer += 1
             else:
                 parts.append(view[field_start:value_end])
     except _Bad:

@@ -275,3 +275,27 @@ def test_tensorflow_const_bytes_stay_in_the_pb(tmp_path, atc_main, x):
     run = atc_main("--model=m.pb", "--framework=3", "--output=net", SOC, F32, cwd=tmp_path)
     assert run.rc == 0, run.text
     np.testing.assert_allclose(_run(tmp_path / "net.om", x), x @ w, rtol=1e-5, atol=1e-4)
+
+
+def test_caffe_blob_bytes_stay_in_the_caffemodel(tmp_path, atc_main):
+    """An InnerProduct of 64 x 1024 floats: its weight blob is a view of the mapped
+    .caffemodel (packed `data` left in the file), and the OM computes the layer."""
+    from bench.models.caffe_nets import CaffeNet
+    from ge.parser.caffe import parse_caffe
+    net = CaffeNet("ip", seed=3)
+    x_name = net.input("data", (1, 1024))
+    net.layer("InnerProduct", "fc", [x_name], blobs=[(64, 1024), (64,)],
+              inner_product_param={"num_output": 64})
+    prototxt, weight = net.save(tmp_path)
+    consts = [n.get_attr("value").numpy() for n in
+              parse_caffe(prototxt, weight, {"input_shape": "data:1,1024"}).get_all_nodes()
+              if n.type == "Const"]
+    where = [file_range_of(c) for c in consts if c.size == 64 * 1024]
+    assert len(where) == 1 and where[0] is not None and where[0].path.endswith(".caffemodel")
+    run = atc_main("--framework=0", f"--model={prototxt}", f"--weight={weight}",
+                   "--output=net", SOC, F32, cwd=tmp_path)
+    assert run.rc == 0, run.text
+    data = np.random.default_rng(2).standard_normal((1, 1024)).astype(np.float32)
+    w, b = net.blobs["fc"]
+    np.testing.assert_allclose(_run(tmp_path / "net.om", data), data @ w.T + b, rtol=1e-5,
+                               atol=1e-4)
