@@ -141,8 +141,10 @@ def _model_def_of(content: OmContent):
 
 
 def build_om(content: OmContent) -> bytes:
-    """The bytes of the OM file for `content` (deterministic)."""
-    return b"".join(build_om_parts(content))
+    """The bytes of the OM file for `content` (deterministic); weights that are FileRanges
+    are read here (`write_om` copies them file to file instead)."""
+    return b"".join(b"".join(bytes(c) for c in part.chunks()) if hasattr(part, "chunks")
+                    else part for part in build_om_parts(content))
 
 
 def build_om_parts(content: OmContent, checksum: bool = True) -> list:
