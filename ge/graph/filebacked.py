@@ -15,25 +15,26 @@ import os
 
 import numpy as np
 
-from ge.fsutil.ranges import FileRange
+from ge.fsutil.ranges import FileRange, file_identity
 
 __all__ = ["FileRange", "map_file", "file_view", "file_range_of"]
 
 
 
 class _FileMap(mmap.mmap):
-    """A read-only map of a whole file that remembers the file's path."""
+    """A read-only map of a whole file that remembers the file's path and identity."""
     path: str
+    identity: tuple
 
 
 def map_file(path: str) -> np.ndarray:
     """The whole regular file `path` as a read-only uint8 array backed by a map of the file."""
     with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        if size == 0:
+        st = os.fstat(f.fileno())
+        if st.st_size == 0:
             return np.zeros(0, np.uint8)
         fm = _FileMap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    fm.path = os.path.realpath(path)
+    fm.path, fm.identity = os.path.realpath(path), file_identity(st)
     return np.frombuffer(fm, dtype=np.uint8)
 
 
@@ -57,4 +58,4 @@ def file_range_of(data) -> FileRange | None:
     offset = data.ctypes.data - start
     if offset < 0 or offset + data.nbytes > len(holder.obj):
         return None
-    return FileRange(holder.obj.path, offset, data.nbytes)
+    return FileRange(holder.obj.path, offset, data.nbytes, holder.obj.identity)
