@@ -30,8 +30,8 @@ from ge.graph.types import AttrValueType as VT, to_numpy_dtype
 
 from .weights import WEIGHTS_ALIGN, _round_up
 
-__all__ = ["check_mode", "EXTERNAL_MODES", "WEIGHT_DIR", "FILE_CONSTANT", "externalize", "weight_files",
-           "load_file_constants", "weight_dir_of"]
+__all__ = ["check_mode", "EXTERNAL_MODES", "WEIGHT_DIR", "FILE_CONSTANT", "externalize",
+           "weight_files", "load_file_constants", "weight_dir_of"]
 
 EXTERNAL_MODES = ("0", "1", "2")
 WEIGHT_DIR = "weight"

@@ -29,8 +29,8 @@ from ge.graph.types import AttrValueType as VT, dtype_size
 
 from ge.proto import ge_ir as pb
 from .container import (CHECKSUM_OFFSET, HEADER_SIZE, OmHeader, PartitionType, TensorInfo,
-                        body_checksum, fixed_str, header_with_checksum, pack_header, pack_inout_info, pack_kernel_store,
-                        table_parts, table_size)
+                        body_checksum, fixed_str, header_with_checksum, pack_header,
+                        pack_inout_info, pack_kernel_store, table_parts, table_size)
 from .weights import weight_parts
 
 __all__ = ["OmContent", "build_om", "write_om", "host_target"]

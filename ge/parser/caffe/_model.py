@@ -16,8 +16,8 @@ from ge.proto.schema import is_repeated
 
 from .._wire import strip_blob_data
 
-__all__ = ["read_prototxt", "read_caffemodel", "read_caffemodel_lazy", "LazyBlob", "upgrade_v1", "blob_array", "weight_blobs",
-           "unique_layer_names", "is_train_only", "net_to_json"]
+__all__ = ["read_prototxt", "read_caffemodel", "read_caffemodel_lazy", "LazyBlob", "upgrade_v1",
+           "blob_array", "weight_blobs", "unique_layer_names", "is_train_only", "net_to_json"]
 
 # V1LayerParameter.LayerType name -> the layer type string of the current format.
 _V1_TYPES = {

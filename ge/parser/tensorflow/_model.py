@@ -21,8 +21,8 @@ from ge.proto.tensorflow import GraphDef, TF_DTYPE_NUMBERS
 
 from .._wire import strip_tensor_content
 
-__all__ = ["load_graph_bytes", "load_graph_file", "read_model_file", "ge_dtype", "np_dtype", "tensor_to_array",
-           "invalid_model", "TF_DTYPE_NAME"]
+__all__ = ["load_graph_bytes", "load_graph_file", "read_model_file", "ge_dtype", "np_dtype",
+           "tensor_to_array", "invalid_model", "TF_DTYPE_NAME"]
 
 DT = DataType
 TF_DTYPE_NAME = {number: name for name, number in TF_DTYPE_NUMBERS}
