@@ -356,6 +356,10 @@ CODES: tuple[Code, ...] = (
          solution="Give every graph input static dims with --input_shape, so that the "
                   "condition folds and the If is replaced by the branch it takes.", ours=True),
     Code("EP0301", "Om_Write_Error", "Cannot build the OM. Reason: {reason}.", ours=True),
+    Code("EP0310", "External_Weight_Invalid",
+         "Weight file {file} of the model {model} cannot be used: {reason}.",
+         solution="Keep the weight directory that was written beside the OM with it, or "
+                  "compile the model again.", ours=True),
     Code("EP0401", "Runtime_Target_Mismatch",
          "The OM {file} was not built for this host ({host}): {reason}.",
          solution="Compile the model on this kind of host with pyatc.", ours=True),

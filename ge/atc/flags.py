@@ -184,7 +184,7 @@ FLAGS: tuple[Flag, ...] = (
     _F("external_weight", STRING, "0", "Feature",
        "0 keep weights in the OM; 1 one file per Const; 2 one combined weight file.",
        choices=("0", "1", "2"), choice_code="E10006", ge_key="ge.externalWeight",
-       support=REFUSED, refuse=_non_default("0")),
+       note="FileConstant ops; files in weight/ beside the OM, docs/om.md"),
     # ---------------------------------------------------------------- [Model Tuning]
     _F("disable_reuse_memory", INT, "0", "Model Tuning", "1 disables memory reuse; 0 reuses.",
        choices=_ZERO_ONE, choice_code="E10006", ge_key="ge.exec.disableReuseMemory",

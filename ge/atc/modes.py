@@ -70,6 +70,9 @@ def model_info_lines(info: dict, cmdline: str) -> list[str]:
     if info.get("custom_op_packages"):      # ours: the packages the runtime needs
         lines.append("custom   info: custom operator packages[" +
                      ", ".join(info["custom_op_packages"]) + "].")
+    for name, count, size in info.get("external_weights") or ():    # ours: weight/ files
+        lines.append(f"external info: file[weight/{name}], file_constant_num[{count}], "
+                     f"size[{size} B].")
     lines.append("============ Display Model Info end   ============")
     return lines
 

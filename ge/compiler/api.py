@@ -140,7 +140,7 @@ def build_single_op(op, graph_name: str, options: dict) -> CompiledModel:
 def save_om(path: str, compiled: CompiledModel, atc_cmdline: str = "") -> None:
     from .build import build_om_content
     from ge.om import write_om
-    write_om(path, build_om_content(compiled, atc_cmdline))
+    write_om(path, build_om_content(compiled, atc_cmdline, path))
 
 
 def compile_report(compiled: CompiledModel) -> dict:

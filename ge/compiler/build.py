@@ -5,6 +5,7 @@ TASK_GEN_WEIGHT_ADDR + offset inside WEIGHTS_DATA.
 """
 from __future__ import annotations
 
+from ge.om.external import FILE_CONSTANT
 from ge.om.plan import (KERNEL_TYPE_AI_CPU, KERNEL_TYPE_TE, MODEL_TASK_KERNEL, TASK_GEN_BASE_ADDR,
                          TASK_GEN_WEIGHT_ADDR)
 from ge.graph.attr_names import ATTR_DYNAMIC_SOURCE, ATTR_KERNEL_NAME
@@ -21,6 +22,9 @@ def _addresses(graph_def, plan) -> dict:
     """(op name, output index) -> logical address, for one GraphDef."""
     addr = {}
     for op in graph_def.op:
+        if op.type == FILE_CONSTANT and op.output_desc:   # its bytes: a weight file's
+            addr[(op.name, 0)] = TASK_GEN_WEIGHT_ADDR + op.output_desc[0].data_offset
+            continue
         if op.type in CONST_TYPES and "value" in op.attr:
             desc = op.attr["value"].t.desc
             if desc.weight_size or not op.attr["value"].t.data:
@@ -89,20 +93,26 @@ def build_tasks(model_def):
     return task_def
 
 
-def build_om_content(compiled, atc_cmdline: str = ""):
+def build_om_content(compiled, atc_cmdline: str = "", om_path: str = ""):
+    """The OmContent of a compiled model; with `ge.externalWeight` 1 or 2 the constants go to
+    weight files beside `om_path` (ge.om.external), which the writer publishes first."""
     from ge.om import OmContent
+    from ge.om.external import check_mode, externalize
     from ge.om.weights import place_weights
     ctx = compiled.context
     options = compiled.options
     consts: list = []
     model_def = ser.graph_to_model_def(compiled.graph, weights=consts)
-    # the arrays themselves: joined once, by the writer, into the file image
     dynamic = getattr(compiled, "dynamic", None)
     source_consts: list = []
     if dynamic is not None:          # the source graph's constants share WEIGHTS_DATA
         from .dynamic_shape import source_without_weights
         source_def, source_consts = source_without_weights(dynamic)
-    weights = place_weights(consts + source_consts)
+    mode = check_mode(options.get("ge.externalWeight", "0"))
+    files = externalize(consts, om_path, mode) if mode != "0" else []
+    # the arrays themselves (or their file ranges): copied once, by the writer, into the file
+    weights = place_weights([(op, data) for op, data in consts + source_consts
+                             if op.type != FILE_CONSTANT])
     _fill_addresses(model_def, ctx.memory)
     kernels = getattr(ctx.kernels, "kernels", None) or ()
     task_def = build_tasks(model_def)
@@ -125,5 +135,5 @@ def build_om_content(compiled, atc_cmdline: str = ""):
         soc_version=options.get("ge.socVersion", ""), atc_cmdline=atc_cmdline,
         framework_type=str(compiled.framework) if compiled.framework >= 0 else "",
         atc_version=__version__,
-        memory_size=ctx.memory.memory_size, model_attrs=attrs,
+        memory_size=ctx.memory.memory_size, model_attrs=attrs, weight_files=files,
         is_unknown_shape=dynamic is not None)

@@ -18,7 +18,7 @@ import os
 import re
 import stat
 import sys
-from typing import Optional, Union
+from typing import Callable, Optional, Union
 
 from .faults import armed, fault_point
 from .reading import special_kind
@@ -27,7 +27,10 @@ from .temps import sweep, temp_name
 __all__ = ["publish"]
 
 
-def _write_all(fd: int, view: memoryview) -> None:
+def _write_all(fd: int, view) -> None:
+    if hasattr(view, "copy_to"):        # a FileRange: copied file to file
+        view.copy_to(fd)
+        return
     while view.nbytes:
         view = view[os.write(fd, view):]
 
@@ -39,9 +42,10 @@ def _write_parts(fd: int, parts: list, half_point: str) -> None:
     for part in parts:
         if 0 <= half - written < part.nbytes:
             cut = half - written
-            _write_all(fd, part[:cut])
+            _write_all(fd, part.head(cut) if hasattr(part, "head") else part[:cut])
             fault_point(half_point)
-            part, written = part[cut:], written + cut
+            part = part.tail(cut) if hasattr(part, "tail") else part[cut:]
+            written += cut
         _write_all(fd, part)
         written += part.nbytes
 
@@ -111,17 +115,31 @@ def _write_through(path: str, parts: list, half_point: str) -> None:
         os.close(fd)
 
 
+def _patched(part, patch) -> memoryview:
+    offset, data = patch()
+    out = bytearray(part)
+    out[offset:offset + len(data)] = data
+    return memoryview(out)
+
+
 def publish(path: str, data: Union[bytes, str, list], mode: int = 0o600,
-            half_point: str = "", written_point: str = "") -> None:
-    """Write `data` (bytes, text, or a list of buffers written in order) to `path`: atomically
-    for a regular file (through symlinks), written through for a character device or FIFO.
-    `half_point` / `written_point` name test-only fault points (ge.fsutil.faults): half of the
-    bytes written, and all of them fsynced but not yet renamed."""
+            half_point: str = "", written_point: str = "",
+            patch: Optional[Callable[[], tuple]] = None) -> None:
+    """Write `data` (bytes, text, or a list of buffers written in order; a buffer may be a
+    ge.fsutil.FileRange) to `path`: atomically for a regular file (through symlinks), written
+    through for a character device or FIFO.  `patch()` -> (offset, bytes) overwrites bytes of
+    the first buffer once all of them are written (before the fsync): the OM's checksum, hashed
+    by another thread while the body is copied.  `half_point` / `written_point` name test-only
+    fault points (ge.fsutil.faults): half of the bytes written, and all of them fsynced but not
+    yet renamed."""
     if isinstance(data, str):
         data = data.encode("utf-8")
-    parts = [memoryview(p).cast("B") for p in (data if isinstance(data, list) else [data])]
+    parts = [p if hasattr(p, "copy_to") else memoryview(p).cast("B")
+             for p in (data if isinstance(data, list) else [data])]
     target = _atomic_target(path)
     if target is None:
+        if patch is not None:          # a stream cannot be rewritten: patch before writing
+            parts[0] = _patched(parts[0], patch)
         _write_through(path, parts, half_point)
         return
     directory, base = os.path.split(target)
@@ -131,6 +149,9 @@ def publish(path: str, data: Union[bytes, str, list], mode: int = 0o600,
     try:
         try:
             _write_parts(fd, parts, half_point)
+            if patch is not None:
+                offset, data = patch()
+                os.pwrite(fd, data, offset)
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -150,7 +150,8 @@ def body_checksum(parts) -> bytes:
     """The checksum area for the buffers that follow the header, hashed in order (no join)."""
     digest = hashlib.sha256()
     for part in parts:
-        digest.update(part)
+        for chunk in (part.chunks() if hasattr(part, "chunks") else (part,)):
+            digest.update(chunk)        # a FileRange is hashed through one reused buffer
     return digest.hexdigest().encode("ascii")
 
 

@@ -111,6 +111,7 @@ def om_info(path: str) -> dict:
     info["input_shape_range"] = om.model_attr(ATTR_DYNAMIC_RANGES, "")
     info["compiled_input_shapes"] = _data_shapes(om.model_def) if om.header.is_unknow_model \
         else ""
+    info["external_weights"] = external_weights(om.model_def)
     return info
 
 
@@ -118,6 +119,20 @@ def _data_shapes(model_def) -> str:
     """`name:d0,d1;...` of the root graph's Data ops (the shapes the OM's model is built at)."""
     return ";".join(f"{op.name}:{','.join(map(str, op.output_desc[0].shape.dim))}"
                     for op in model_def.graph[0].op if op.type == "Data" and op.output_desc)
+
+
+def external_weights(model_def) -> list:
+    """[(weight file name, FileConstant ops using it, bytes they use)] (ge.om.external)."""
+    found: dict = {}
+    for graph in model_def.graph:
+        for op in graph.op:
+            if op.type == "FileConstant" and "location" in op.attr:
+                name = op.attr["location"].s.decode("utf-8", "replace")
+                count, size, ranges = found.get(name, (0, 0, set()))
+                span = (op.attr["offset"].i, op.attr["length"].i)
+                found[name] = (count + 1, size + (span[1] if span not in ranges else 0),
+                               ranges | {span})
+    return [(name, count, size) for name, (count, size, _) in sorted(found.items())]
 
 
 def aipp_configs(model_def) -> list:

@@ -12,6 +12,7 @@ its `t.data` is emptied.  Byte-identical constants share one block.  Owns nothin
 from __future__ import annotations
 
 from ge.errors import GeError
+from ge.graph.filebacked import file_range_of
 
 __all__ = ["WEIGHTS_START", "WEIGHTS_ALIGN", "extract_weights", "weight_parts", "place_weights",
            "restore_weights", "const_ops"]
@@ -63,28 +64,37 @@ def place_weights(pairs) -> list:
     """Lay out (OpDef of a Const, its bytes) pairs as WEIGHTS_DATA: set each op's
     `data_offset`/`weight_size` (value desc and output desc) and return the blob's parts
     ([] when there are no constant bytes).  The bytes may be any C-contiguous buffer (the
-    compiler passes the numpy arrays of the graph, so nothing is copied before the writer)."""
+    compiler passes the numpy arrays of the graph, so nothing is copied before the writer);
+    an array that views a mapped model file becomes a FileRange part, which the writer copies
+    file to file (ge.graph.filebacked)."""
     parts = [bytes(WEIGHTS_START)]
     end = WEIGHTS_START
     small: dict[bytes, int] = {}
     large: dict[int, list] = {}
+    ranges: dict = {}
     for op, data in pairs:
+        source = file_range_of(data)
         data = memoryview(data).cast("B")
         size = data.nbytes
         if size <= _HASHED_MAX:
             key = bytes(data)
             offset = small.get(key)
+            source = None           # small ones are copied from memory
         else:
+            offset = ranges.get(source) if source is not None else None
             same_size = large.setdefault(size, [])
-            offset = next((off for seen, off in same_size if seen == data), None)
+            if offset is None:
+                offset = next((off for seen, off in same_size if seen == data), None)
         if offset is None:
             offset = _round_up(end, WEIGHTS_ALIGN)
-            parts += [bytes(offset - end), data]
+            parts += [bytes(offset - end), data if source is None else source]
             end = offset + size
             if size <= _HASHED_MAX:
                 small[key] = offset
             else:
                 same_size.append((data, offset))
+        if source is not None:
+            ranges[source] = offset
         desc = op.attr["value"].t.desc
         desc.data_offset, desc.weight_size = offset, size
         if op.output_desc:

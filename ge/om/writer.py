@@ -3,7 +3,7 @@
 Partitions in GE's order (spec/om-format.md §4.5): MODEL_INOUT_INFO, MODEL_DEF, WEIGHTS_DATA
 (if any), TBE_KERNELS (if any), CUST_AICPU_KERNELS (if any), TASK_INFO.  The header's
 `checksum` area carries the hex sha256 of every byte after the header, hashed from the parts
-as they are built (docs/om.md "Integrity").  Model attributes a
+by a second thread while they are written (docs/om.md "Integrity").  Model attributes a
 real ATC OM carries are filled in (§8.5), plus the host-target marker of this implementation:
 `_pyatc_target` = "host-<os>-<cpu>" and `host_env_os` / `host_env_cpu`.
 
@@ -15,6 +15,7 @@ the process with half / all of the bytes in the temporary.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence, Union
 
@@ -27,9 +28,9 @@ from ge.graph.attrs import kind_of
 from ge.graph.types import AttrValueType as VT, dtype_size
 
 from ge.proto import ge_ir as pb
-from .container import (HEADER_SIZE, OmHeader, PartitionType, TensorInfo, fixed_str,
-                        header_with_checksum, pack_header, pack_inout_info, pack_kernel_store,
-                        table_parts, table_size)
+from .container import (CHECKSUM_OFFSET, HEADER_SIZE, OmHeader, PartitionType, TensorInfo,
+                        body_checksum, fixed_str, header_with_checksum, pack_header,
+                        pack_inout_info, pack_kernel_store, table_parts, table_size)
 from .weights import weight_parts
 
 __all__ = ["OmContent", "build_om", "write_om", "host_target"]
@@ -56,6 +57,8 @@ class OmContent:
       from the fields below when left 0.
     kernels / cust_aicpu_kernels: (kernel name, binary) pairs for TBE_KERNELS /
       CUST_AICPU_KERNELS, stored in the given order.
+    weight_files: (path, parts) of external weight files (`--external_weight`), written
+      before the OM.
     model_attrs: extra ModelDef attributes (Python values or (AttrValueType, value)); they
       override the standard ones set from the fields below.
     target: (os, cpu) recorded as the host target; None -> this host.
@@ -77,6 +80,7 @@ class OmContent:
     target: Optional[tuple[str, str]] = None
     is_unknown_shape: bool = False
     op_hook: Optional[Callable] = None
+    weight_files: list = field(default_factory=list)   # (path, parts): ge.om.external
 
 
 def _set(model_def, key: str, kind: VT, value) -> None:
@@ -137,12 +141,15 @@ def _model_def_of(content: OmContent):
 
 
 def build_om(content: OmContent) -> bytes:
-    """The bytes of the OM file for `content` (deterministic)."""
-    return b"".join(build_om_parts(content))
+    """The bytes of the OM file for `content` (deterministic); weights that are FileRanges
+    are read here (`write_om` copies them file to file instead)."""
+    return b"".join(b"".join(bytes(c) for c in part.chunks()) if hasattr(part, "chunks")
+                    else part for part in build_om_parts(content))
 
 
-def build_om_parts(content: OmContent) -> list:
-    """The OM file as a list of buffers, in order (the weights are not copied here)."""
+def build_om_parts(content: OmContent, checksum: bool = True) -> list:
+    """The OM file as a list of buffers, in order (the weights are not copied here); without
+    `checksum` the header's checksum area is left zero (`write_om` fills it in)."""
     model_def = _model_def_of(content)
     if content.weights is None:
         weights = weight_parts(model_def)                  # parts: joined once, into the file
@@ -212,15 +219,25 @@ def build_om_parts(content: OmContent) -> list:
     parts = table_parts(payloads, prefix=pack_header(header))
     # the integrity checksum covers everything after the header: hashed here, part by part,
     # from the buffers about to be written (no second pass over the file)
-    parts[0] = header_with_checksum(parts[0], parts[1:])
+    if checksum:
+        parts[0] = header_with_checksum(parts[0], parts[1:])
     return parts
 
 
 def write_om(path: str, content: OmContent) -> None:
-    """Build the OM and publish it at `path` (temporary name beside it, then rename)."""
-    parts = build_om_parts(content)
+    """Build the OM and publish it at `path` (temporary name beside it, then rename), after
+    its external weight files, so a published OM never names a weight file still missing."""
+    parts = build_om_parts(content, checksum=False)
+    if content.weight_files:
+        from .external import weight_files
+        weight_files(content.weight_files)
     assert len(parts[0]) >= HEADER_SIZE
-    try:
-        publish(path, parts, half_point="om.partial", written_point="om.written")
-    except OSError as e:
-        raise GeError("E13004", {"file": path, "reason": os_reason(e)}) from None
+    # the body is hashed by a second thread while this one copies it into the file (both
+    # release the GIL); the checksum is written into the header before the fsync
+    with ThreadPoolExecutor(1) as pool:
+        digest = pool.submit(body_checksum, parts[1:])
+        try:
+            publish(path, parts, half_point="om.partial", written_point="om.written",
+                    patch=lambda: (CHECKSUM_OFFSET, digest.result()))
+        except OSError as e:
+            raise GeError("E13004", {"file": path, "reason": os_reason(e)}) from None

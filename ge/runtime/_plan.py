@@ -11,6 +11,8 @@ outside a buffer or allocating without bound.  The OM is never modified.
 """
 from __future__ import annotations
 
+import bisect
+
 import os
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -146,6 +148,33 @@ class _Spaces:
         self.weights = _aligned_zeros(len(raw))
         self.weights[:] = np.frombuffer(raw, dtype=np.uint8)
         self.weights.setflags(write=False)
+        self.files: list = []      # (start address, end address, bytes): external weights
+        self.file_starts: list = []
+
+    def add_file_constants(self, om, source: str) -> None:
+        """Map the weight files of FileConstant ops (ge.om.external) into the weight space at
+        the address each op's output desc gives; checked against their sha256 first."""
+        from ge.om.external import load_file_constants
+        spans = {}
+        for op, view in load_file_constants(om.model_def, source):
+            start = self.wbase + int(op.output_desc[0].data_offset) if op.output_desc else -1
+            flat = view.reshape(-1).view(np.uint8)
+            spans.setdefault((start, start + flat.size), (op.name, flat))
+        end = self.wbase + self.weights.size
+        for (a, b), (name, flat) in sorted(spans.items()):
+            if a < end:
+                raise GeError(BAD_PLAN, {"file": source, "reason": f"FileConstant {name} at "
+                                         f"address {a} overlaps other weights"})
+            self.files.append((a, b, flat))
+            end = b
+        self.file_starts = [a for a, _, _ in self.files]
+
+    def _file_of(self, addr: int, nbytes: int):
+        """The mapped FileConstant span holding [addr, addr + nbytes), or None."""
+        k = bisect.bisect_right(self.file_starts, addr) - 1
+        if k >= 0 and addr + nbytes <= self.files[k][1]:
+            return self.files[k]
+        return None
 
     def view(self, addr: int, td, what: str, writable: bool) -> np.ndarray:
         shape = tuple(int(d) for d in td.shape.dim)
@@ -167,6 +196,9 @@ class _Spaces:
         elif self.wbase <= addr and addr + nbytes <= self.wbase + self.weights.size \
                 and not writable:
             buf, off = self.weights, addr - self.wbase
+        elif not writable and self._file_of(addr, nbytes) is not None:
+            a, _, buf = self._file_of(addr, nbytes)
+            off = addr - a
         else:
             space = "feature-map" if writable else "feature-map or weights"
             raise GeError(BAD_PLAN, {"file": self.source, "reason": f"{what} at address {addr} "
@@ -301,6 +333,7 @@ def build_plan(om, source: str) -> Plan:
     if not om.model_def.graph:
         raise GeError(BAD_PLAN, {"file": source, "reason": "it has no graph"})
     spaces = _Spaces(om, source)
+    spaces.add_file_constants(om, source)
     tasks = {}
     if om.task_def is not None:
         for t in om.task_def.task:

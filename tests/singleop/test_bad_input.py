@@ -131,10 +131,10 @@ def test_flags_of_the_flow_are_refused_or_warned_as_in_a_compile(atc_main, tmp_p
     """The §8.3 flags: a refused value is EP0002 before anything is written, a flag without
     effect on this target is WP0001; flags the flow does not read are ignored, as in CANN."""
     (tmp_path / "ops.json").write_text(json.dumps([ADD]))
-    run = atc_main("--singleop=ops.json", "--output=out", *ARGS, "--external_weight=1",
+    run = atc_main("--singleop=ops.json", "--output=out", *ARGS, "--sparsity=1",
                    cwd=tmp_path)
     assert run.rc == 255
-    assert "Not_Supported(EP0002): --external_weight=1 is not supported" in run.stdout
+    assert "Not_Supported(EP0002): --sparsity=1 is not supported" in run.stdout
     assert not (tmp_path / "out").exists()
     run = atc_main("--singleop=ops.json", "--output=out", *ARGS, "--virtual_type=1",
                    "--input_fp16_nodes=x", cwd=tmp_path)

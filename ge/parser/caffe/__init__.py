@@ -17,7 +17,7 @@ from ge.graph import Graph
 from ._build import build_graph, layer_type
 from ._custom import row_for
 from ._mappings import BY_TYPE, INPUT_TYPES, MAPPINGS, CaffeLayer
-from ._model import net_to_json, read_caffemodel, read_prototxt
+from ._model import net_to_json, read_caffemodel_lazy, read_prototxt
 from ._options import read_options
 
 __all__ = ["parse_caffe", "model_to_json", "supported_layers", "MAPPINGS", "BY_TYPE",
@@ -32,9 +32,10 @@ def parse_caffe(model_path, weight_path=None, options: dict | None = None,
     (`input_shape`, `input_format`, `ge.outputNodeName`, `op_name_map`)."""
     parse_options = read_options(options)
     net = read_prototxt(os.fspath(model_path))
-    weights = read_caffemodel(os.fspath(weight_path)) if weight_path else None
+    # blob bytes stay in the mapped .caffemodel (docs/om.md "Lazy weights")
+    weights, lazy = read_caffemodel_lazy(os.fspath(weight_path)) if weight_path else (None, {})
     return build_graph(net, weights, parse_options,
-                       graph_name or net.name or DEFAULT_GRAPH_NAME)
+                       graph_name or net.name or DEFAULT_GRAPH_NAME, lazy)
 
 
 def model_to_json(model_path) -> str:

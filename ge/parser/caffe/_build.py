@@ -233,11 +233,13 @@ def _add_net_output(state: _State) -> None:
         node.in_desc(k).name = blob
 
 
-def build_graph(net, weights, options: CaffeOptions, graph_name: str) -> Graph:
+def build_graph(net, weights, options: CaffeOptions, graph_name: str,
+                lazy: dict | None = None) -> Graph:
+    """`lazy`: blob bytes left in the .caffemodel (`read_caffemodel_lazy`)."""
     layers = _active_layers(net)
     precheck(layers, options.op_name_map)
     graph = Graph(graph_name)
-    state = _State(graph, options, weight_blobs(weights))
+    state = _State(graph, options, weight_blobs(weights, lazy))
     net_inputs = _net_inputs(net)
     is_input = {name: layer_type(layer, options.op_name_map) in INPUT_TYPES
                 for name, layer in layers}

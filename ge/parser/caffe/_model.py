@@ -9,12 +9,15 @@ from google.protobuf import json_format, text_format
 from google.protobuf.message import DecodeError
 
 from ge.errors import GeError, warn
-from ge.fsutil import os_reason
+from ge.fsutil import check_regular, os_reason
+from ge.graph.filebacked import map_file
 from ge.proto.caffe import NetParameter
 from ge.proto.schema import is_repeated
 
-__all__ = ["read_prototxt", "read_caffemodel", "upgrade_v1", "blob_array", "weight_blobs",
-           "unique_layer_names", "is_train_only", "net_to_json"]
+from .._wire import strip_blob_data
+
+__all__ = ["read_prototxt", "read_caffemodel", "read_caffemodel_lazy", "LazyBlob", "upgrade_v1",
+           "blob_array", "weight_blobs", "unique_layer_names", "is_train_only", "net_to_json"]
 
 # V1LayerParameter.LayerType name -> the layer type string of the current format.
 _V1_TYPES = {
@@ -62,8 +65,35 @@ def read_prototxt(path: str) -> NetParameter:
     return net
 
 
-def read_caffemodel(path: str) -> NetParameter:
-    data = _read_bytes(path)
+class LazyBlob:
+    """A BlobProto whose packed `data` was left in the mapped .caffemodel: the message's other
+    fields, plus `file_data` (a uint8 view of the float32 bytes) for `blob_array`."""
+
+    def __init__(self, proto, file_data: np.ndarray):
+        self._proto, self.file_data = proto, file_data
+
+    def __getattr__(self, name):
+        return getattr(self._proto, name)
+
+
+def read_caffemodel_lazy(path: str) -> tuple[NetParameter, dict]:
+    """`read_caffemodel` with the large blob data left in the mapped file (ge.parser._wire):
+    (net, {(layer ordinal, blob index): uint8 view}) for `weight_blobs`."""
+    try:
+        check_regular(path)
+        mapped = map_file(path)
+    except OSError as exc:
+        raise GeError("E13001", {"file": path, "reason": os_reason(exc)}) from None
+    stripped = strip_blob_data(mapped) if mapped.size else None
+    if stripped is None:
+        return read_caffemodel(path), {}
+    data, ranges = stripped
+    net = read_caffemodel(path, data)
+    return net, {key: mapped[offset:offset + length] for key, (offset, length) in ranges.items()}
+
+
+def read_caffemodel(path: str, data: bytes | None = None) -> NetParameter:
+    data = _read_bytes(path) if data is None else data
     net = NetParameter()
     try:
         net.ParseFromString(data)
@@ -121,7 +151,10 @@ def is_train_only(layer) -> bool:
 def blob_array(blob) -> np.ndarray:
     """(flat float32 values, dims) of a BlobProto: dims from `shape`, else the legacy
     num/channels/height/width."""
-    if blob.double_data:
+    file_data = getattr(blob, "file_data", None)
+    if file_data is not None:              # a view of the mapped .caffemodel (LazyBlob)
+        values = file_data.view("<f4").astype(np.float32, copy=False)
+    elif blob.double_data:
         values = np.asarray(blob.double_data, dtype=np.float64).astype(np.float32)
     else:
         values = np.asarray(blob.data, dtype=np.float32)
@@ -134,12 +167,15 @@ def blob_array(blob) -> np.ndarray:
     return values, dims
 
 
-def weight_blobs(weights: NetParameter | None) -> dict:
-    """Layer name (after CANN's renaming of repeats) -> list of BlobProto."""
+def weight_blobs(weights: NetParameter | None, lazy: dict | None = None) -> dict:
+    """Layer name (after CANN's renaming of repeats) -> list of BlobProto (a LazyBlob where
+    `lazy`, from read_caffemodel_lazy, holds the blob's bytes)."""
     if weights is None:
         return {}
-    return {name: list(layer.blobs)
-            for name, layer in zip(unique_layer_names(weights), weights.layer)}
+    lazy = lazy or {}
+    return {name: [LazyBlob(blob, lazy[(k, j)]) if (k, j) in lazy else blob
+                   for j, blob in enumerate(layer.blobs)]
+            for k, (name, layer) in enumerate(zip(unique_layer_names(weights), weights.layer))}
 
 
 def net_to_json(net: NetParameter) -> str:

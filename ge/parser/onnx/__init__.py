@@ -18,7 +18,7 @@ from ge.graph import Graph
 
 from ._build import build_graph
 from ._mappings import KEYS, MAPPINGS, SUPPORTED_OPSETS, OnnxOp
-from ._model import load_model_bytes, read_model_file
+from ._model import load_model_bytes, load_model_file
 from ._options import read_options
 
 __all__ = ["parse_onnx", "parse_onnx_bytes", "MAPPINGS", "KEYS", "SUPPORTED_OPSETS", "OnnxOp"]
@@ -39,7 +39,7 @@ def parse_onnx(path_or_model, options: dict | None = None,
         model.CopyFrom(path_or_model)
         return _parse(model, options, None, graph_name)
     path = os.fspath(path_or_model)
-    model = load_model_bytes(read_model_file(path), path)
+    model = load_model_file(path)
     return _parse(model, options, os.path.dirname(os.path.abspath(path)), graph_name)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import weakref
 
 import numpy as np
 import onnx
@@ -15,12 +16,15 @@ from google.protobuf.message import DecodeError
 from onnx import TensorProto
 
 from ge.errors import GeError
-from ge.fsutil import MODEL_LIMIT, open_regular, os_reason, read_regular
+from ge.fsutil import MODEL_LIMIT, check_regular, open_regular, os_reason, read_regular
 from ge.graph import DataType
+from ge.graph.filebacked import file_view, map_file
 from ge.proto.schema import is_repeated
 
-__all__ = ["ONNX_TO_GE_DTYPE", "ge_dtype", "load_model_bytes", "read_model_file",
-           "tensor_to_array"]
+from .._wire import strip_raw_data
+
+__all__ = ["ONNX_TO_GE_DTYPE", "ge_dtype", "load_model_bytes", "load_model_file",
+           "read_model_file", "tensor_to_array"]
 
 DT = DataType
 # spec/ir-ops.md §1.10: ONNX elem_type → GE DataType.  Anything else is rejected.
@@ -106,6 +110,33 @@ def _undecodable_text(message, path: str = "model"):
     return None
 
 
+def load_model_file(path: str) -> onnx.ModelProto:
+    """`load_model_bytes` of the file at `path`, with the large raw_data of the main graph's
+    initializers left in the file: each such initializer is turned into external data that
+    points at the model file itself (ge.parser.onnx._wire), so the weights are read lazily,
+    like those of a model with external data."""
+    try:
+        check_regular(path, MODEL_LIMIT)
+        mapped = _mapped(path)
+    except OSError as exc:
+        raise _load_failed(path, os_reason(exc)) from None
+    stripped = strip_raw_data(mapped) if mapped.size else None
+    if stripped is None:
+        return load_model_bytes(read_model_file(path), path)
+    data, ranges = stripped
+    model = load_model_bytes(data, path)
+    location = os.path.basename(path)
+    for t, found in zip(model.graph.initializer, ranges):
+        if found is None or t.data_location == TensorProto.EXTERNAL:
+            continue
+        t.data_location = TensorProto.EXTERNAL
+        for key, value in (("location", location), ("offset", found[0]),
+                           ("length", found[1])):
+            entry = t.external_data.add()
+            entry.key, entry.value = key, str(value)
+    return model
+
+
 def read_model_file(path: str) -> bytes:
     try:
         return read_regular(path, MODEL_LIMIT)
@@ -136,10 +167,10 @@ def tensor_to_array(t: TensorProto, model_dir: str | None, what: str) -> np.ndar
     shape = [int(d) for d in t.dims]
     count = math.prod(shape)            # exact: an int64 product could wrap
     dtype = np.dtype(np_type)
-    _check_fits(count * dtype.itemsize, shape, dtype, what)
-    if t.data_location == TensorProto.EXTERNAL:
+    if t.data_location == TensorProto.EXTERNAL:      # a view of the file: any size will do
         raw = read_external(t, model_dir, what, count * dtype.itemsize)
         return _from_raw(raw, dtype, shape, count, what)
+    _check_fits(count * dtype.itemsize, shape, dtype, what)
     if t.data_type == TensorProto.STRING:
         values = [bytes(s).decode("utf-8", "replace") for s in t.string_data]
         return _fit(np.array(values, dtype=object), shape, count, what)
@@ -179,8 +210,10 @@ def _fit(values: np.ndarray, shape: list, count: int, what: str) -> np.ndarray:
                         f"need {count}")
 
 
-def _from_raw(raw: bytes, dtype: np.dtype, shape: list, count: int, what: str) -> np.ndarray:
+def _from_raw(raw, dtype: np.dtype, shape: list, count: int, what: str) -> np.ndarray:
     need = count * dtype.itemsize
+    if isinstance(raw, np.ndarray):        # a view of a mapped file: stays a view
+        return raw.view(dtype.newbyteorder("<")).astype(dtype, copy=False).reshape(shape)
     if len(raw) != need:
         raise invalid_model(what, f"tensor raw data has {len(raw)} bytes but dims {shape} "
                             f"of {dtype.name} need {need}")
@@ -236,20 +269,37 @@ def external_location(t: TensorProto, model_dir: str | None, what: str) -> tuple
     return real, numbers.get("offset", 0), numbers.get("length", -1)
 
 
-def read_external(t: TensorProto, model_dir: str | None, what: str, need: int) -> bytes:
-    """The `need` bytes of an external tensor; sizes are checked before anything is read."""
+# one read-only map per file while any constant still views it
+_MAPS: "weakref.WeakValueDictionary[tuple, np.ndarray]" = weakref.WeakValueDictionary()
+
+
+def _mapped(path: str) -> np.ndarray:
+    st = os.stat(path)
+    key = (os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    mapped = _MAPS.get(key)
+    if mapped is None:
+        mapped = map_file(path)
+        if mapped.size:
+            _MAPS[key] = mapped
+    return mapped
+
+
+def read_external(t: TensorProto, model_dir: str | None, what: str, need: int) -> np.ndarray:
+    """The `need` bytes of an external tensor as a view of the mapped file (nothing is read
+    here); sizes are checked first."""
     path, offset, length = external_location(t, model_dir, what)
     try:
         with open_regular(path) as f:
             have = max(os.fstat(f.fileno()).st_size - offset, 0)
-            if 0 <= length and have < length:
-                raise invalid_model(what, f"external data file ends after {have} of {length} "
-                                    "bytes")
-            span = have if length < 0 else length
-            if span != need:
-                raise invalid_model(what, f"tensor external data has {span} bytes but its "
-                                    f"dims need {need}")
-            f.seek(offset)
-            return f.read(span)
+        if 0 <= length and have < length:
+            raise invalid_model(what, f"external data file ends after {have} of {length} "
+                                "bytes")
+        span = have if length < 0 else length
+        if span != need:
+            raise invalid_model(what, f"tensor external data has {span} bytes but its "
+                                f"dims need {need}")
+        if span == 0:
+            return np.zeros(0, np.uint8)
+        return file_view(_mapped(path), offset, span, np.uint8, [span])
     except OSError as exc:
         raise GeError("E13001", {"file": path, "reason": os_reason(exc)}) from None

@@ -19,7 +19,7 @@ from ge.graph import Graph
 from ._build import build_graph, default_outputs
 from ._custom import row_for
 from ._mappings import BUILDER_OPS, MAPPINGS, ROWS, VARIABLE_OPS, TfOp
-from ._model import load_graph_bytes, read_model_file
+from ._model import load_graph_bytes, load_graph_file, read_model_file
 from ._options import read_options
 
 __all__ = ["parse_tensorflow", "parse_tensorflow_bytes", "load_graph_def", "default_outputs",
@@ -39,8 +39,12 @@ def load_graph_def(path: str):
 def parse_tensorflow(path, options: dict | None = None, graph_name: str | None = None) -> Graph:
     """Parse a frozen GraphDef file; `options` are GE option keys (input_shape, input_format,
     ge.outputNodeName)."""
-    return build_graph(load_graph_def(path), read_options(options),
-                       graph_name or DEFAULT_GRAPH_NAME)
+    path = os.fspath(path)
+    if path.lower().endswith(TEXT_SUFFIXES):
+        graph_def, lazy = load_graph_def(path), {}
+    else:                      # Const bytes stay in the mapped file (docs/om.md "Lazy weights")
+        graph_def, lazy = load_graph_file(path)
+    return build_graph(graph_def, read_options(options), graph_name or DEFAULT_GRAPH_NAME, lazy)
 
 
 def parse_tensorflow_bytes(data: bytes, options: dict | None = None, text: bool = False,

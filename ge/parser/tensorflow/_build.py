@@ -43,6 +43,7 @@ class _State:
     options: ParseOptions
     functions: dict                 # name -> FunctionDef
     values: dict = field(default_factory=dict)    # (node name, index) -> np.ndarray
+    lazy: dict = field(default_factory=dict)      # root Const name -> bytes left in the file
     counter: int = 0                # PartitionedCall_<name>_<suffix>_<counter>
 
 
@@ -236,7 +237,8 @@ class _Builder:
 
     def add_const(self, node) -> list:
         name = self.full_name(node.name)
-        value = tensor_to_array(node.attr["value"].tensor, name)
+        content = None if self.in_function else self.state.lazy.get(node.name)
+        value = tensor_to_array(node.attr["value"].tensor, name, content)
         const = self.add_node("Const", name, 0, 1, [node.name])
         const.set_attr_kind("value", VT.VT_TENSOR, make_tensor(value))
         ops.infer_node(const)
@@ -423,9 +425,11 @@ def default_outputs(nodes) -> list:
             if n.name not in consumed and n.op not in ("NoOp", "Placeholder")]
 
 
-def build_graph(graph_def, options: ParseOptions, graph_name: str) -> Graph:
+def build_graph(graph_def, options: ParseOptions, graph_name: str,
+                lazy: Optional[dict] = None) -> Graph:
+    """`lazy`: the root Const bytes left in the model file (`load_graph_file`)."""
     functions = {f.signature.name: f for f in graph_def.library.function}
     root = Graph(graph_name)
-    state = _State(root, options, functions)
+    state = _State(root, options, functions, lazy=dict(lazy or {}))
     _Builder(state, Body(list(graph_def.node)), root, "").build_root()
     return root

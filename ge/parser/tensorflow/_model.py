@@ -13,13 +13,16 @@ from google.protobuf import text_format
 from google.protobuf.message import DecodeError
 
 from ge.errors import GeError
-from ge.fsutil import MODEL_LIMIT, os_reason, read_regular
+from ge.fsutil import MODEL_LIMIT, check_regular, os_reason, read_regular
 from ge.graph import DataType
+from ge.graph.filebacked import map_file
 from ge.graph.types import to_numpy_dtype
 from ge.proto.tensorflow import GraphDef, TF_DTYPE_NUMBERS
 
-__all__ = ["load_graph_bytes", "read_model_file", "ge_dtype", "np_dtype", "tensor_to_array",
-           "invalid_model", "TF_DTYPE_NAME"]
+from .._wire import strip_tensor_content
+
+__all__ = ["load_graph_bytes", "load_graph_file", "read_model_file", "ge_dtype", "np_dtype",
+           "tensor_to_array", "invalid_model", "TF_DTYPE_NAME"]
 
 DT = DataType
 TF_DTYPE_NAME = {number: name for name, number in TF_DTYPE_NUMBERS}
@@ -77,6 +80,24 @@ def load_graph_bytes(data: bytes, label: str = "<memory>", text: bool = False) -
     return graph
 
 
+def load_graph_file(path: str) -> tuple[GraphDef, dict]:
+    """`load_graph_bytes` of a binary GraphDef file, with the large tensor_content of the main
+    graph's Const nodes left in the mapped file (ge.parser._wire): (GraphDef, {node name:
+    uint8 view of its bytes}) for `tensor_to_array` (docs/om.md "Lazy weights")."""
+    try:
+        check_regular(path, MODEL_LIMIT)
+        mapped = map_file(path)
+    except OSError as exc:
+        raise _load_failed(path, os_reason(exc)) from None
+    stripped = strip_tensor_content(mapped) if mapped.size else None
+    if stripped is None:
+        return load_graph_bytes(read_model_file(path), path), {}
+    data, ranges = stripped
+    graph = load_graph_bytes(data, path)
+    return graph, {name: mapped[offset:offset + length]
+                   for name, (offset, length) in ranges.items()}
+
+
 def ge_dtype(tf_type: int, where: str) -> DataType:
     dtype = _DTYPES.get(int(tf_type))
     if dtype is None:
@@ -102,19 +123,24 @@ def shape_dims(shape_proto) -> list | None:
     return [int(d.size) for d in shape_proto.dim]
 
 
-def tensor_to_array(t, where: str) -> np.ndarray:
-    """The value of a TensorProto (a Const's `value` attr) as a numpy array."""
+def tensor_to_array(t, where: str, content=None) -> np.ndarray:
+    """The value of a TensorProto (a Const's `value` attr) as a numpy array; `content` is its
+    tensor_content when that was left in the model file (a uint8 view: the result views it)."""
     dtype = np_dtype(t.dtype, where)
     shape = shape_dims(t.tensor_shape) or []
     if any(d < 0 for d in shape):
         raise invalid_model(f"constant {where} has dims {shape} with a negative value")
     count = math.prod(shape)
-    if t.tensor_content:
+    content = t.tensor_content if content is None else content
+    if len(content):
         need = count * dtype.itemsize
-        if dtype == np.object_ or len(t.tensor_content) != need:
-            raise invalid_model(f"constant {where} holds {len(t.tensor_content)} bytes but "
+        if dtype == np.object_ or len(content) != need:
+            raise invalid_model(f"constant {where} holds {len(content)} bytes but "
                                 f"dims {shape} of {dtype.name} need {need}")
-        return np.frombuffer(t.tensor_content, dtype=dtype.newbyteorder("<")).astype(
+        if isinstance(content, np.ndarray):
+            return content.view(dtype.newbyteorder("<")).astype(dtype, copy=False) \
+                .reshape(shape)
+        return np.frombuffer(content, dtype=dtype.newbyteorder("<")).astype(
             dtype, copy=False).reshape(shape)
     typed = getattr(t, _TYPED_FIELD[int(t.dtype)])
     if int(t.dtype) == 19:

@@ -1,0 +1,206 @@
+"""External weights: `--external_weight` / `ge.externalWeight` (docs/om.md "External weights").
+
+Mode 1 writes every distinct constant to `<dir of om>/weight/weight_<sha256 of its bytes>`;
+mode 2 writes them all, 512-byte aligned, to `<dir of om>/weight/<om base name>_weight_combined`.
+Either way each Const op of the ModelDef becomes a `FileConstant` whose attrs say where its
+bytes are, as CANN's FileConstantUtils records them: `location` (the file name, relative to
+the `weight` directory), `offset`, `length`, `dtype`, `shape`, `original_shape`, and
+`_value_sha256` (the sha256 of the bytes, CANN's ATTR_NAME_WEIGHT_SHA256).  The OM's checksum
+covers the ModelDef, hence these hashes: the runtime checks every weight against its hash when
+it maps the file (`load_file_constants`), so the integrity check covers the weight files too.
+
+For the host runtime each FileConstant also gets an address in the weight space: its output
+desc's `data_offset` is its offset in the layout both modes share (the combined file's), so
+its consumers' `input_i` point at it like at any weight.  Op names are kept (CANN appends the
+hash to them); identical constants share one file / one block.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ge.errors import GeError
+from ge.fsutil import os_reason, publish
+from ge.graph import serialize as ser
+from ge.graph.filebacked import file_range_of, file_view, map_file
+from ge.graph.types import AttrValueType as VT, to_numpy_dtype
+
+from .weights import WEIGHTS_ALIGN, _round_up
+
+__all__ = ["check_mode", "EXTERNAL_MODES", "WEIGHT_DIR", "FILE_CONSTANT", "externalize",
+           "weight_files", "load_file_constants", "weight_dir_of"]
+
+EXTERNAL_MODES = ("0", "1", "2")
+WEIGHT_DIR = "weight"
+FILE_CONSTANT = "FileConstant"
+ATTR_SHA256 = "_value_sha256"       # CANN's ATTR_NAME_WEIGHT_SHA256
+BAD_WEIGHT = "EP0310"               # a weight file of the model is missing, short or changed
+
+
+def check_mode(value: str) -> str:
+    """The `ge.externalWeight` value, checked (E10001 names the option)."""
+    value = str(value or "0").strip()
+    if value not in EXTERNAL_MODES:
+        raise GeError("E10001", {"value": value, "parameter": "ge.externalWeight",
+                                 "reason": "The value must be 0, 1 or 2"})
+    return value
+
+
+def weight_dir_of(om_path: str) -> str:
+    return os.path.join(os.path.dirname(os.path.abspath(om_path)), WEIGHT_DIR)
+
+
+def _combined_name(om_path: str) -> str:
+    base = os.path.basename(om_path)
+    return (base.rsplit(".", 1)[0] if "." in base else base) + "_weight_combined"
+
+
+def sha256_of(data) -> str:
+    """Hex sha256 of an array's bytes, read through one buffer when they are in a file."""
+    digest = hashlib.sha256()
+    source = file_range_of(data) if isinstance(data, np.ndarray) else None
+    for chunk in (source.chunks() if source is not None else (memoryview(data).cast("B"),)):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+@dataclass
+class _Blob:
+    sha: str
+    data: object                    # C-contiguous array, or a FileRange
+    offset: int                     # in the shared layout (= the combined file's)
+    ops: list = field(default_factory=list)
+
+
+def _set(op, key: str, kind: VT, value) -> None:
+    op.attr[key].Clear()
+    ser.attr_to_proto(kind, value, op.attr[key])
+
+
+def _to_file_constant(op, blob: _Blob, location: str, file_offset: int) -> None:
+    desc, _ = ser.desc_from_proto(op.attr["value"].t.desc)
+    length = len(blob.data)
+    del op.attr["value"]
+    op.type = FILE_CONSTANT
+    for key, kind, value in (("location", VT.VT_STRING, location),
+                             ("offset", VT.VT_INT, file_offset),
+                             ("length", VT.VT_INT, length),
+                             ("dtype", VT.VT_DATA_TYPE, desc.data_type),
+                             ("shape", VT.VT_LIST_INT, list(desc.shape)),
+                             ("original_shape", VT.VT_LIST_INT, list(desc.origin_shape)),
+                             (ATTR_SHA256, VT.VT_STRING, blob.sha)):
+        _set(op, key, kind, value)
+    if op.output_desc:
+        op.output_desc[0].data_offset, op.output_desc[0].weight_size = blob.offset, length
+
+
+def externalize(pairs, om_path: str, mode: str) -> list:
+    """Turn the (Const OpDef, bytes) pairs into FileConstants (in place) and return the weight
+    files to write, as (path, parts) in the order to publish them."""
+    blobs: dict[str, _Blob] = {}
+    end = 0
+    for op, data in pairs:
+        if memoryview(data).nbytes == 0:
+            continue                          # an empty constant stays a Const
+        sha = sha256_of(data)
+        blob = blobs.get(sha)
+        if blob is None:
+            offset = _round_up(end, WEIGHTS_ALIGN)
+            source = file_range_of(data)
+            blob = blobs[sha] = _Blob(sha, source if source is not None else
+                                      memoryview(data).cast("B"), offset)
+            end = offset + len(blob.data)
+        blob.ops.append(op)
+    directory = weight_dir_of(om_path)
+    files = []
+    if mode == "1":
+        for blob in blobs.values():
+            name = f"weight_{blob.sha}"
+            for op in blob.ops:
+                _to_file_constant(op, blob, name, 0)
+            files.append((os.path.join(directory, name), [blob.data]))
+    else:
+        name = _combined_name(om_path)
+        parts, at = [], 0
+        for blob in blobs.values():
+            parts += [bytes(blob.offset - at), blob.data]
+            at = blob.offset + len(blob.data)
+            for op in blob.ops:
+                _to_file_constant(op, blob, name, blob.offset)
+        if blobs:
+            files.append((os.path.join(directory, name), parts))
+    return files
+
+
+def weight_files(files) -> None:
+    """Publish the weight files (each atomically); a mode-1 file that is already there with
+    the right size is kept (its name is the hash of its bytes, as CANN reuses it)."""
+    for path, parts in files:
+        size = sum(len(p) for p in parts)
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            if os.path.basename(path).startswith("weight_") and os.path.isfile(path) \
+                    and os.path.getsize(path) == size:
+                continue
+            publish(path, list(parts))
+        except OSError as e:
+            raise GeError("E13004", {"file": path, "reason": os_reason(e)}) from None
+
+
+# -- loading (ge.runtime) -----------------------------------------------------------------------
+def _attr(op, key, default=None):
+    if key not in op.attr:
+        return default
+    return ser.attr_from_proto(op.attr[key])[1]
+
+
+def _bad(path: str, model: str, reason: str) -> GeError:
+    return GeError(BAD_WEIGHT, {"file": path, "model": model, "reason": reason})
+
+
+def load_file_constants(model_def, om_path: str, verify: bool = True) -> list:
+    """[(op, read-only array viewing the mapped weight file)] for every FileConstant of the
+    model, each checked for size and (with `verify`) against its recorded sha256."""
+    directory = weight_dir_of(om_path)
+    maps: dict[str, np.ndarray] = {}
+    checked: dict[tuple, bool] = {}
+    out = []
+    for graph_def in model_def.graph:
+        for op in graph_def.op:
+            if op.type != FILE_CONSTANT:
+                continue
+            location = str(_attr(op, "location", "") or "")
+            if not location or os.path.basename(location) != location or location in (".", ".."):
+                raise _bad(location or "<none>", om_path, f"FileConstant {op.name} names no "
+                           "file inside the weight directory")
+            path = os.path.join(directory, location)
+            offset, length = int(_attr(op, "offset", 0) or 0), int(_attr(op, "length", 0) or 0)
+            dtype = to_numpy_dtype(_attr(op, "dtype"))
+            shape = [int(d) for d in _attr(op, "shape", []) or []]
+            if path not in maps:
+                try:
+                    maps[path] = map_file(path)
+                except OSError as e:
+                    raise _bad(path, om_path, os_reason(e)) from None
+            mapped = maps[path]
+            if offset < 0 or length < 0 or offset + length > mapped.size:
+                raise _bad(path, om_path, f"FileConstant {op.name} needs bytes [{offset}, "
+                           f"{offset + length}) but the file has {mapped.size}")
+            if length != int(np.prod(shape, dtype=np.int64)) * dtype.itemsize:
+                raise _bad(path, om_path, f"FileConstant {op.name} has length {length} for "
+                           f"shape {shape} of {dtype.name}")
+            view = file_view(mapped, offset, length, dtype, shape)
+            key = (path, offset, length)
+            if verify and key not in checked:
+                want = str(_attr(op, ATTR_SHA256, "") or "")
+                got = hashlib.sha256(memoryview(mapped[offset:offset + length])).hexdigest()
+                if want and got != want:
+                    raise _bad(path, om_path, f"the bytes of FileConstant {op.name} have "
+                               f"sha256 {got}, the model records {want}: the file was changed "
+                               "after the model was compiled")
+                checked[key] = True
+            out.append((op, view))
+    return out
