@@ -63,6 +63,11 @@ def model_info_lines(info: dict, cmdline: str) -> list[str]:
         lines.append("om       info: " + ", ".join(f"{k}[{num(k)} B]" for k in _INFO_OM) + ".")
     for source, config in info.get("aipp") or ():
         lines.append(f"aipp     info: input[{source}], config[{config}].")
+    gears = info.get("gears")
+    if gears:                                # ours: the gears of the root Case
+        lines.append(f"dynamic  info: {gears['option']}["
+                     + ";".join(",".join(str(v) for v in g) for g in gears["gears"])
+                     + f"], inputs[{','.join(gears['inputs'])}].")
     if info.get("custom_op_packages"):      # ours: the packages the runtime needs
         lines.append("custom   info: custom operator packages[" +
                      ", ".join(info["custom_op_packages"]) + "].")

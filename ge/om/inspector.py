@@ -107,7 +107,26 @@ def om_info(path: str) -> dict:
     info["target"] = om.model_attr(ATTR_TARGET, "")
     info["aipp"] = aipp_configs(om.model_def)
     info["custom_op_packages"] = list(om.model_attr(ATTR_CUSTOM_PACKAGES, None) or [])
+    info["gears"] = gear_summary(om.model_def)
     return info
+
+
+_GEAR_OPTION = {1: "dynamic_batch_size", 2: "dynamic_image_size", 3: "dynamic_dims"}
+
+
+def gear_summary(model_def) -> dict:
+    """{"option", "gears", "inputs"} of a model compiled with gears (its root Case), {}
+    otherwise."""
+    root = model_def.graph[0] if model_def.graph else None
+    case = next((op for op in (root.op if root else ()) if op.type == "Case"
+                 and "_batch_num" in op.attr), None)
+    if case is None:
+        return {}
+    kind = case.attr["mbatch_dynamic_type"].i if "mbatch_dynamic_type" in case.attr else 3
+    gears = [list(case.attr[f"_pred_value_{i}"].list.i) for i in range(case.attr["_batch_num"].i)]
+    names = [n.decode() for n in case.attr["user_designate_shape_order"].list.s] \
+        if "user_designate_shape_order" in case.attr else []
+    return {"option": _GEAR_OPTION.get(kind, "dynamic_dims"), "gears": gears, "inputs": names}
 
 
 def aipp_configs(model_def) -> list:
