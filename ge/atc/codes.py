@@ -167,11 +167,6 @@ CODES: tuple[Code, ...] = (
          "--dynamic_batch_size, --dynamic_image_size, or --dynamic_dims has {shapesize} "
          "profiles, which is greater than the maximum {maxshapesize}.",
          solution="Give at most the maximum number of profiles."),
-    Code("E10037", "Invalid_Argument_Tensor_Dynamic_Shape",
-         "The profiles configured in --dynamic_batch_size, --dynamic_image_size, or "
-         "--dynamic_dims have inconsistent dimension counts. A profile has {shapesize1} "
-         "dimensions while another has {shapesize2} dimensions.",
-         solution="Give every profile the same number of values."),
     Code("E10038", "Invalid_Argument_Tensor_Dynamic_Shape",
          "Dimension size {dim} is invalid. The value must be greater than 0.",
          solution="Use positive values in every profile."),

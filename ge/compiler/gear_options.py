@@ -237,10 +237,9 @@ def _check_profiles(gears: list) -> None:
         raise GeError("E10035", {"shapesize": str(len(gears)), "minshapesize": str(MIN_GEARS)})
     if len(gears) > MAX_GEARS:
         raise GeError("E10036", {"shapesize": str(len(gears)), "maxshapesize": str(MAX_GEARS)})
+    # CANN's E10037 (profiles of different sizes) cannot happen here: the ATC-side checks
+    # above already gave every profile the size E10020 / E10003 demand.
     for gear in gears:
-        if len(gear) != len(gears[0]):
-            raise GeError("E10037", {"shapesize1": str(len(gears[0])),
-                                     "shapesize2": str(len(gear))})
         for dim in gear:
             if dim <= 0:
                 raise GeError("E10038", {"dim": str(dim)})
