@@ -123,6 +123,16 @@ def _as_branch(g: Graph, gear: int) -> None:
     _rename_branch(g, gear)
 
 
+def _origin_dims(user: tuple, shapes: list) -> list:
+    """The input's dims with -1 where the gears vary: the --input_shape dims, or, when the
+    compile changed the input's layout (AIPP takes NHWC images), the dims that differ between
+    the gears' compiled inputs."""
+    compiled = shapes[0]
+    if len(user) == len(compiled) and all(u in (-1, c) for u, c in zip(user, compiled)):
+        return [int(d) for d in user]
+    return [-1 if len({s[i] for s in shapes}) > 1 else int(d) for i, d in enumerate(compiled)]
+
+
 def assemble_root(name: str, branches: list, spec: GearSpec) -> Graph:
     largest = branches[spec.largest()]
     inputs = _data_nodes(largest)
@@ -132,7 +142,9 @@ def assemble_root(name: str, branches: list, spec: GearSpec) -> Graph:
     for node in inputs:
         data = root.copy_node(node, node.name)
         if node.name in order:
-            data.set_attr(ATTR_ORIGIN_INPUT_DIMS, [int(d) for d in order[node.name]])
+            shapes = [list(d.out_desc(0).shape) for b in branches for d in _data_nodes(b)
+                      if d.name == node.name]
+            data.set_attr(ATTR_ORIGIN_INPUT_DIMS, _origin_dims(order[node.name], shapes))
         data_nodes.append(data)
     width = len(spec.gears[0])
     shape_data = root.add_node("Data", SHAPE_DATA, [None], output_names=["y"],

@@ -207,3 +207,18 @@ def test_atc_and_pyatc_write_the_same_om(entry, entry_argv, entry_env, gear_om, 
                          text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
     assert_same_om_except_cmdline(out / "bert_gears.om", gear_om("bert"))
+
+
+def test_static_aipp_with_batch_gears(atc_main, work):
+    """Every gear gets its AIPP op: the root input is the NHWC uint8 image with -1 as N."""
+    config = work / "aipp_rgb.cfg"
+    config.write_text("aipp_op {\n  aipp_mode: static\n  input_format: RGB888_U8\n"
+                      "  src_image_size_w: 32\n  src_image_size_h: 32\n}\n")
+    om = _compile(atc_main, work, "resnet50", "resnet50_aipp", *CASES["resnet50"][0],
+                  f"--insert_op_conf={config}")
+    model = ge.runtime.load(om)
+    assert [list(s.shape) for s in model.inputs] == [[-1, 32, 32, 3]]
+    images = np.random.default_rng(5).integers(0, 256, (2, 32, 32, 3)).astype(np.uint8)
+    both, first = model.run([images])[0], model.run([images[:1]])[0]
+    assert both.shape == (2, 1000) and first.shape == (1, 1000)
+    np.testing.assert_allclose(both[:1], first, rtol=0, atol=1e-5)
