@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ge.errors import GeError
-from ge.graph import Graph, serialize as ser
+from ge.graph import Graph
 from ge.graph.attr_names import ATTR_PARENT_INDEX
 from ge.graph.tensor import TensorDesc
 from ge.graph.types import AttrValueType as VT, DataType
@@ -50,8 +50,39 @@ NODE_SUFFIX = "_ascend_mbatch_batch_"
 
 
 def copy_graph(graph: Graph) -> Graph:
-    """An independent copy (nodes, attributes, constants, subgraphs)."""
-    return ser.model_def_to_graph(ser.graph_to_model_def(graph), f"graph {graph.name}")
+    """A copy of the graph and its subgraphs: new nodes, edges and descs; attribute values,
+    constants included, are shared (passes replace a Const's value, they do not write into
+    it), so the gears' weights stay one set of arrays."""
+    mapped: dict = {}
+    copies = [(graph, _copy_nodes(graph, Graph(graph.name), mapped))]
+    copies += [(sub, _copy_nodes(sub, Graph(sub.name), mapped))
+               for sub in graph.get_all_subgraphs()]
+    for old, new in copies:
+        for node in old.nodes:
+            twin = mapped[id(node)]
+            for i, edge in enumerate(node.inputs()):
+                if edge is not None:
+                    new.connect(mapped[id(edge[0])], edge[1], twin, i)
+            for ctrl in node.get_out_control_nodes():
+                new.add_control_edge(twin, mapped[id(ctrl)])
+    root = copies[0][1]
+    for old, new in copies[1:]:
+        parent = mapped.get(id(old.parent_node)) if old.parent_node is not None else None
+        root.add_subgraph(new, parent)
+    return root
+
+
+def _copy_nodes(old: Graph, new: Graph, mapped: dict) -> Graph:
+    for key, kind, value in old.attr_items():
+        new.set_attr_kind(key, kind, value)
+    for node in old.nodes:
+        twin = new.copy_node(node, node.name)
+        twin.subgraphs = dict(node.subgraphs)
+        for key, kind, value in node.attr_items():       # lists may be edited in place
+            if isinstance(value, (list, dict)):
+                twin.set_attr_kind(key, kind, type(value)(value))
+        mapped[id(node)] = twin
+    return new
 
 
 def _data_nodes(graph: Graph) -> list:
