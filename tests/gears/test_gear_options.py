@@ -65,7 +65,8 @@ def work(tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("gear_options")
     gear_model("resnet50", directory / "resnet50.onnx")
     gear_model("mobilenetv2", directory / "mobilenetv2.onnx")
-    (directory / "aipp.cfg").write_text("aipp_op {\n  aipp_mode: static\n  input_format: RGB888_U8\n"
+    (directory / "aipp.cfg").write_text("aipp_op {\n  aipp_mode: static\n"
+                                        "  input_format: RGB888_U8\n"
                                         "  src_image_size_w: 32\n  src_image_size_h: 32\n"
                                         "  crop: true\n  crop_size_w: 16\n  crop_size_h: 16\n}\n")
     (directory / "aipp_size.cfg").write_text("aipp_op {\n  aipp_mode: static\n"
