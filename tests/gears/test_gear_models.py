@@ -222,3 +222,25 @@ def test_static_aipp_with_batch_gears(atc_main, work):
     both, first = model.run([images])[0], model.run([images[:1]])[0]
     assert both.shape == (2, 1000) and first.shape == (1, 1000)
     np.testing.assert_allclose(both[:1], first, rtol=0, atol=1e-5)
+
+
+def test_offline_compile_builds_the_same_gears(gear_om, work, tmp_path):
+    """ge.offline_compile with GE keys: the graph the ONNX parser gives at the largest gear,
+    then the gear options; the same kernels and weights as the ATC compile."""
+    import ge.offline_compile as oc
+    from ge.parser.onnx import parse_onnx
+    shape = "input_ids:-1,-1;attention_mask:-1,-1"
+    graph = parse_onnx(str(work / "bert.onnx"), {"input_shape": "input_ids:2,16;"
+                                                 "attention_mask:2,16"},
+                       graph_name="bert_gears")
+    model = oc.build_model(graph, {"ge.socVersion": SAMPLE_SOC, "ge.inputShape": shape,
+                                   "ge.dynamicDims": "1,8,1,8;2,16,2,16", "input_format": "ND",
+                                   "ge.exec.precision_mode": "must_keep_origin_dtype"})
+    oc.save_model(str(tmp_path / "offline"), model)
+    ours, theirs = read_om(str(tmp_path / "offline.om")), read_om(str(gear_om("bert")))
+    assert ours.kernels == theirs.kernels
+    assert ours.payload(1) == theirs.payload(1)                      # WEIGHTS_DATA
+    assert [g.name for g in ours.model_def.graph] == [g.name for g in theirs.model_def.graph]
+    runtime = ge.runtime.load(tmp_path / "offline.om")
+    inputs = feeds("bert", CASES["bert"][1][0])
+    assert np.array_equal(runtime.run(inputs)[0], ge.runtime.load(gear_om("bert")).run(inputs)[0])
