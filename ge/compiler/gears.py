@@ -18,6 +18,8 @@ Root graph (as CANN's MultiBatchClonePass builds it):
 """
 from __future__ import annotations
 
+import contextvars
+
 import numpy as np
 
 from ge.errors import GeError
@@ -29,7 +31,7 @@ from ge.ops import Role, role_of
 
 from .gear_options import GearSpec
 
-__all__ = ["build_gears", "ATTR_BATCH_NUM", "ATTR_PRED_VALUE", "ATTR_DYNAMIC_TYPE",
+__all__ = ["build_gears", "shared_result", "copy_graph", "ATTR_BATCH_NUM", "ATTR_PRED_VALUE", "ATTR_DYNAMIC_TYPE",
            "ATTR_SHAPE_ORDER", "ATTR_INSERT_BY_MBATCH", "ATTR_ORIGIN_INPUT_DIMS",
            "SHAPE_DATA", "CASE_NODE", "BRANCH_PREFIX", "NODE_SUFFIX"]
 
@@ -47,6 +49,24 @@ MAP_INDEX = "ascend_mbatch_shape_mapindex"
 CASE_NODE = "ascend_mbatch_shape_case"
 BRANCH_PREFIX = "Batch_"
 NODE_SUFFIX = "_ascend_mbatch_batch_"
+
+
+# Work over constants the gear copies share (same array objects) is done once per gear build:
+# a pass computing new weights from them (conv + BatchNorm folding) asks `shared_result`.
+_SHARED = contextvars.ContextVar("gear_shared_results", default=None)
+
+
+def shared_result(inputs: tuple, compute):
+    """`compute()` once per gear build for the same input objects (outside a gear build:
+    every call).  The memo keeps the inputs alive, so their ids stay theirs."""
+    memo = _SHARED.get()
+    if memo is None:
+        return compute()
+    key = tuple(("=", x) if isinstance(x, (int, float, str, type(None))) else id(x)
+                for x in inputs)
+    if key not in memo:
+        memo[key] = (inputs, compute())
+    return memo[key][1]
 
 
 def copy_graph(graph: Graph) -> Graph:
@@ -106,26 +126,36 @@ def set_gear_shapes(graph: Graph, shapes: dict) -> None:
 def build_gears(graph: Graph, spec: GearSpec, options: dict, framework: int):
     """Compile every gear of `spec` and assemble the Case root; returns a CompiledModel."""
     from .api import CompiledModel
-    from .input_dims import refuse_unknown_input_dims
     from .pipeline import STAGES, run_pipeline
     split = next(i for i, (name, _) in enumerate(STAGES) if name == "OpCompile")
+    token = _SHARED.set({})
+    try:
+        branches, ctx = _compile_branches(graph, spec, options, STAGES[:split])
+    finally:
+        _SHARED.reset(token)
+    root = assemble_root(graph.name, branches, spec)
+    run_pipeline(root, options, STAGES[split:], ctx)
+    return CompiledModel(graph=root, options=dict(options), context=ctx, framework=framework)
+
+
+def _compile_branches(graph: Graph, spec: GearSpec, options: dict, stages: tuple) -> tuple:
+    """(one graph per gear through `stages`, the first gear's BuildContext with the stage
+    times of all gears)."""
+    from .input_dims import refuse_unknown_input_dims
+    from .pipeline import run_pipeline
     branches, ctx = [], None
     for gear in range(len(spec.gears)):
         g = copy_graph(graph)
         set_gear_shapes(g, spec.shapes(gear))
         refuse_unknown_input_dims(g, options)
-        gear_ctx = run_pipeline(g, options, STAGES[:split])
+        gear_ctx = run_pipeline(g, options, stages)
         if ctx is None:
             ctx = gear_ctx
         else:
             for name, seconds in gear_ctx.stage_times.items():
                 ctx.stage_times[name] = ctx.stage_times.get(name, 0.0) + seconds
         branches.append(g)
-    root = assemble_root(graph.name, branches, spec)
-    run_pipeline(root, options, STAGES[split:], ctx)
-    compiled = CompiledModel(graph=root, options=dict(options), context=ctx,
-                             framework=framework)
-    return compiled
+    return branches, ctx
 
 
 # -- the Case root ----------------------------------------------------------------------------
