@@ -8,7 +8,9 @@ The copies then become the branches `Batch_<i>` of one Case, with their node nam
 MemoryPlanning run once on that root: the kernels of all gears are built in one parallel
 batch, a kernel two gears share (same source, same key) is built and stored once, and a
 static compile of the same shapes has put the same kernels in the cache already.  Weights
-are not copied per gear: the OM's WEIGHTS_DATA keeps byte-identical constants once.
+are not copied per gear: the copies share the parsed graph's arrays, work over them (conv +
+BatchNorm folding) is done once per build (`shared_result`), and the OM's WEIGHTS_DATA keeps
+each array once.
 
 Root graph (as CANN's MultiBatchClonePass builds it):
 
