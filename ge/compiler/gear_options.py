@@ -66,7 +66,8 @@ class GearSpec:
         return out
 
     def largest(self) -> int:
-        """The gear whose inputs hold the most elements (the root graph's input shapes)."""
+        """The gear whose inputs hold the most elements (the shapes the parser reads the
+        model at; the root's inputs are each sized for their own largest gear)."""
         def elements(g: int) -> int:
             total = 0
             for dims in self.shapes(g).values():

@@ -14,7 +14,7 @@ each array once.
 
 Root graph (as CANN's MultiBatchClonePass builds it):
 
-    Data <input i> (largest gear's shape) ----------------------------+
+    Data <input i> (its largest gear's shape) ------------------------+
     Data ascend_mbatch_shape_data (int32[values per gear]) -> MapIndex -> Case -> NetOutput
     Const ascend_mbatch_shape_const (int32[gears x values])  --^
 """
@@ -196,6 +196,16 @@ def _origin_dims(user: tuple, shapes: list) -> list:
     return [-1 if len({s[i] for s in shapes}) > 1 else int(d) for i, d in enumerate(compiled)]
 
 
+def _largest_desc(descs: list) -> TensorDesc:
+    """The desc with the most elements (CANN sizes each root input for its largest gear)."""
+    def elements(desc) -> int:
+        count = 1
+        for d in desc.shape:
+            count *= max(int(d), 0)
+        return count
+    return max(descs, key=elements).clone()
+
+
 def assemble_root(name: str, branches: list, spec: GearSpec) -> Graph:
     largest = branches[spec.largest()]
     inputs = _data_nodes(largest)
@@ -204,6 +214,9 @@ def assemble_root(name: str, branches: list, spec: GearSpec) -> Graph:
     order = {n: d for n, d in spec.inputs}
     for node in inputs:
         data = root.copy_node(node, node.name)
+        data.update_output_desc(0, _largest_desc(
+            [d.out_desc(0) for b in branches for d in _data_nodes(b) if d.name == node.name]))
+        data.update_input_desc(0, data.out_desc(0))
         if node.name in order:
             shapes = [list(d.out_desc(0).shape) for b in branches for d in _data_nodes(b)
                       if d.name == node.name]
@@ -237,9 +250,10 @@ def assemble_root(name: str, branches: list, spec: GearSpec) -> Graph:
     case.set_attr(ATTR_SHAPE_ORDER, [n for n, _ in spec.inputs])
     case.set_attr(ATTR_INSERT_BY_MBATCH, True)
     case.set_attr(ATTR_DYNAMIC_TYPE, spec.dynamic_type)
-    for k in range(n_out):
-        edge = net_out.input(k)
-        case.update_output_desc(k, edge[0].out_desc(edge[1]))
+    for k in range(n_out):          # every output sized for the gear that needs most
+        case.update_output_desc(k, _largest_desc(
+            [e[0].out_desc(e[1]) for e in (b.output_node().input(k) for b in branches)
+             if e is not None]))
     out = root.add_node("NetOutput", net_out.name if net_out is not None else "NetOutput",
                         [(case, k) for k in range(n_out)],
                         input_names=list(net_out.input_names) if net_out is not None else [])

@@ -244,3 +244,22 @@ def test_offline_compile_builds_the_same_gears(gear_om, work, tmp_path):
     runtime = ge.runtime.load(tmp_path / "offline.om")
     inputs = feeds("bert", CASES["bert"][1][0])
     assert np.array_equal(runtime.run(inputs)[0], ge.runtime.load(gear_om("bert")).run(inputs)[0])
+
+
+def test_each_input_is_sized_for_its_own_largest_gear(atc_main, work):
+    """dims gears (10,1) and (1,10) of two inputs: neither gear is the largest for both."""
+    import onnx
+    from onnx import TensorProto as T, helper
+    ios = [helper.make_tensor_value_info(n, T.FLOAT, [d]) for n, d in
+           (("x", "a"), ("y", "b"), ("ox", "a"), ("oy", "b"))]
+    graph = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["ox"]),
+                               helper.make_node("Add", ["y", "two"], ["oy"])], "two",
+                              ios[:2], ios[2:], [helper.make_tensor("two", T.FLOAT, [1], [2.0])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+              str(work / "two.onnx"))
+    model = ge.runtime.load(_compile(atc_main, work, "two", "two", "--input_shape=x:-1;y:-1",
+                                     "--input_format=ND", "--dynamic_dims=10,1;1,10"))
+    for a, b in ((10, 1), (1, 10)):
+        x, y = np.arange(a, dtype=np.float32), np.arange(b, dtype=np.float32)
+        ox, oy = model.run({"x": x, "y": y})
+        assert np.array_equal(ox, x * 2) and np.array_equal(oy, y + 2)
