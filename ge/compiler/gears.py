@@ -34,8 +34,8 @@ from ge.ops import Role, role_of
 from .gear_options import GearSpec
 
 __all__ = ["build_gears", "shared_result", "copy_graph", "ATTR_BATCH_NUM", "ATTR_PRED_VALUE",
-           "ATTR_DYNAMIC_TYPE", "ATTR_SHAPE_ORDER", "ATTR_INSERT_BY_MBATCH", "ATTR_ORIGIN_INPUT_DIMS",
-           "SHAPE_DATA", "CASE_NODE", "BRANCH_PREFIX", "NODE_SUFFIX"]
+           "ATTR_DYNAMIC_TYPE", "ATTR_SHAPE_ORDER", "ATTR_INSERT_BY_MBATCH",
+           "ATTR_ORIGIN_INPUT_DIMS", "SHAPE_DATA", "CASE_NODE", "BRANCH_PREFIX", "NODE_SUFFIX"]
 
 # CANN's names (ge_attr_define, multi_batch_clone_pass)
 ATTR_BATCH_NUM = "_batch_num"
