@@ -58,6 +58,7 @@ class Model:
         self.name = om.model_def.name
         self._plan: Plan = build_plan(om, source)
         self._kernels = KernelLibrary(list(om.kernels or ()))
+        self._branch_seen = None        # capture dict of a gear run (see _run_gear)
         try:
             for graph in self._plan.graphs.values():
                 for step in graph.steps:
@@ -155,10 +156,14 @@ class Model:
                 np.copyto(view, np.asarray(self.gears.gears[gear], view.dtype).reshape(view.shape))
             else:
                 fill_prefix(view, by_name[spec.name])
-        for step in root.steps:
-            step.call(step)
-            if seen is not None:
-                seen[step.name] = [o.copy() for o in step.outputs]
+        self._branch_seen = seen            # run_case records the branch's ops there
+        try:
+            for step in root.steps:
+                step.call(step)
+                if seen is not None:
+                    seen[step.name] = [o.copy() for o in step.outputs]
+        finally:
+            self._branch_seen = None
         case = next(s for s in root.steps if s.name == self.gears.case_name)
         branch = case.subgraphs[f"branches{gear}"]
         return [view.reshape(-1)[:spec.nbytes // spec.dtype.itemsize].reshape(spec.shape).copy()
@@ -373,8 +378,11 @@ def _subgraph_runner(step: Step, model: Model):
             feeds.append(step.inputs[int(parent)].reshape(-1)[:view.size])
         for (spec, view, _), value in zip(branch.data, feeds):
             np.copyto(view, value.reshape(view.shape), casting="unsafe")
+        seen = model._branch_seen
         for inner in branch.steps:
             inner.call(inner)
+            if seen is not None:
+                seen[inner.name] = [o.copy() for o in inner.outputs]
         for (spec, view, _), out in zip(branch.outputs, step.outputs):
             fill_prefix(out, view)
 

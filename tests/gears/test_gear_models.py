@@ -95,7 +95,10 @@ def test_unsorted_gears_keep_their_order_and_a_shape_outside_is_refused(gear_om)
         model.run([np.ones((3, 3, 32, 32), np.float32)])
     assert err.value.code == "EP0200" and "[2; 1]" in err.value.message
     x = feeds("resnet50", {"input": (1, 3, 32, 32)})["input"]
-    assert np.array_equal(model.run([x])[0], model.run([x], gear=1)[0])
+    outs, seen = model.run([x], gear=1, capture=True)
+    assert np.array_equal(model.run([x])[0], outs[0])
+    branch = [name for name in seen if name.endswith("_ascend_mbatch_batch_1")]
+    assert branch and "ascend_mbatch_shape_case" in seen      # the ops of the gear run
 
 
 def test_om_holds_the_multi_batch_structure(gear_om, atc_main, work):
