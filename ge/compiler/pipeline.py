@@ -130,12 +130,13 @@ def verify_graph(graph: Graph, where: str) -> None:
                                         "reason": f"{exc.rule}: {exc.detail}"}) from None
 
 
-def run_pipeline(graph: Graph, options: dict, stages: tuple = STAGES,
+def run_pipeline(graph: Graph, options: dict, stages: tuple | None = None,
                  ctx: BuildContext | None = None) -> BuildContext:
     """Run `stages` (all of them by default) on `graph`.  The gear build (ge.compiler.gears)
     runs the stages before OpCompile once per gear, then the rest once on the Case root."""
     from .dump import GraphDumper
     from ge.passes.report import FusionReport
+    stages = STAGES if stages is None else stages
     if ctx is None:
         ctx = BuildContext(options=dict(options), report=FusionReport())
     dumper = GraphDumper.from_env(graph.name)
