@@ -78,10 +78,6 @@ class GearSpec:
             return total
         return max(range(len(self.gears)), key=lambda g: (elements(g), -g))
 
-    def dynamic_inputs(self) -> list:
-        """Names of the inputs with gear dimensions, in --input_shape order."""
-        return [name for name, dims in self.inputs if self.dynamic_axes(dims)]
-
 
 def gear_option_set(options: Mapping[str, str]) -> list:
     return [key for key in GEAR_KEYS if (options.get(key) or "").strip()]
