@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from ge.errors import GeError
+from ge.gear_layout import HW_AXES as _HW_AXES, gear_axes, gear_shapes
 
 __all__ = ["GearSpec", "GEAR_KEYS", "MIN_GEARS", "MAX_GEARS", "parse_gear_options",
            "gear_option_set", "static_shape_text"]
@@ -28,7 +29,6 @@ MIN_GEARS, MAX_GEARS = 2, 100            # CANN: (1, 100] profiles
 _SHAPE_SAMPLE = '"input_name1:n1,c1,h1,w1"'
 _DIGIT_SAMPLE = '"input_name1:1,3,224,224"'
 _INT64_MAX = 2 ** 63 - 1
-_HW_AXES = {"NCHW": (2, 3), "NHWC": (1, 2)}
 
 
 @dataclass(frozen=True)
@@ -42,28 +42,13 @@ class GearSpec:
 
     def dynamic_axes(self, dims: tuple) -> list:
         """Positions of one input's gear dimensions (its -1s; image: H and W)."""
-        if self.kind == "image" and len(dims) == 4 and dims.count(-1) == 2:
-            return list(_HW_AXES.get(self.input_format, (2, 3)))
-        return [i for i, d in enumerate(dims) if d == -1]
+        return gear_axes(self.kind, dims, self.input_format)
 
     def shapes(self, gear: int) -> dict:
         """{input name: static dims} of gear `gear` (every --input_shape entry)."""
-        values = self.gears[gear]
-        out, used = {}, 0
-        for name, dims in self.inputs:
-            shape = list(dims)
-            axes = self.dynamic_axes(dims)
-            if self.kind == "batch":
-                picked = [values[0]] * len(axes)
-            elif self.kind == "image":
-                picked = list(values) if axes else []
-            else:
-                picked = list(values[used:used + len(axes)])
-                used += len(axes)
-            for axis, value in zip(axes, picked):
-                shape[axis] = value
-            out[name] = shape
-        return out
+        return {name: list(dims) for name, dims in gear_shapes(
+            self.kind, [(n, d, self.input_format) for n, d in self.inputs],
+            self.gears[gear]).items()}
 
     def largest(self) -> int:
         """The gear whose inputs hold the most elements (the shapes the parser reads the

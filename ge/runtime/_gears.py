@@ -18,6 +18,7 @@ from typing import Optional
 import numpy as np
 
 from ge.errors import GeError
+from ge.gear_layout import gear_axes, gear_shapes
 
 __all__ = ["GearInfo", "gear_info", "gear_of_shapes", "gear_of_option", "fill_prefix",
            "KIND_OF_TYPE", "SHAPE_DATA"]
@@ -25,7 +26,7 @@ __all__ = ["GearInfo", "gear_info", "gear_of_shapes", "gear_of_option", "fill_pr
 SHAPE_DATA = "ascend_mbatch_shape_data"      # ge.compiler.gears.SHAPE_DATA
 KIND_OF_TYPE = {1: "batch", 2: "image", 3: "dims"}
 OPTION_OF_KIND = {"batch": "--dymBatch", "image": "--dymHW", "dims": "--dymDims"}
-_HW_AXES = {0: (2, 3), 1: (1, 2)}            # FORMAT_NCHW, FORMAT_NHWC
+_LAYOUT = {0: "NCHW", 1: "NHWC"}             # ge Format values
 
 
 @dataclass(frozen=True)
@@ -39,27 +40,14 @@ class GearInfo:
 
     def shapes(self, gear: int) -> dict:
         """{input name: static shape} of gear `gear`."""
-        values, used, out = self.gears[gear], 0, {}
-        for name in self.order:
-            dims = list(self.dims.get(name, ()))
-            axes = self.axes(name)
-            if self.kind == "batch":
-                picked = [values[0]] * len(axes)
-            elif self.kind == "image":
-                picked = list(values)
-            else:
-                picked = list(values[used:used + len(axes)])
-                used += len(axes)
-            for axis, value in zip(axes, picked):
-                dims[axis] = value
-            out[name] = tuple(dims)
-        return out
+        return gear_shapes(self.kind, [(n, self.dims.get(n, ()), self._layout(n))
+                                       for n in self.order], self.gears[gear])
 
     def axes(self, name: str) -> list:
-        dims = tuple(self.dims.get(name, ()))
-        if self.kind == "image" and len(dims) == 4 and dims.count(-1) == 2:
-            return list(_HW_AXES.get(self.formats.get(name, 0), (2, 3)))
-        return [i for i, d in enumerate(dims) if d == -1]
+        return gear_axes(self.kind, self.dims.get(name, ()), self._layout(name))
+
+    def _layout(self, name: str) -> str:
+        return _LAYOUT.get(self.formats.get(name, 0), "")
 
     def text(self) -> str:
         return "[" + "; ".join(",".join(str(v) for v in g) for g in self.gears) + "]"
