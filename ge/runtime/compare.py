@@ -22,6 +22,8 @@ execution order) outside tolerance is the divergence point.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Optional
@@ -130,7 +132,12 @@ def prepare_run(om_model, inputs, seed: int) -> tuple:
     from . import Model, load
     model = om_model if isinstance(om_model, Model) else load(om_model)
     if inputs is None:
-        inputs = random_inputs(model.inputs, seed)
+        specs = model.inputs
+        if model.gears is not None:         # a model with gears: its first gear's shapes
+            first = model.gear_shapes(0)
+            specs = [dataclasses.replace(s, shape=tuple(first.get(s.name, s.shape)))
+                     for s in specs]
+        inputs = random_inputs(specs, seed)
     return model, inputs, {spec.name: value for spec, value in zip(model.inputs, inputs)}
 
 
