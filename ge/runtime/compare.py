@@ -248,7 +248,10 @@ def _compare_nodes(result: Comparison, model, proto, seen: dict, ref: dict, rtol
         key = node.name or f"{node.op_type}_{i}"
         position[key] = i
         outputs_of[key] = list(node.output)
-    steps = model._plan.root.steps
+    # the root's ops, and those of the branch a gear model ran (the captures name them)
+    steps = list(model._plan.root.steps) + [
+        s for g in model._plan.graphs.values() if g is not model._plan.root
+        for s in g.steps if s.name in seen]
     target = {}
     for step in steps:
         known = [o for o in step.origin if o in position]

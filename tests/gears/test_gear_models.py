@@ -266,3 +266,11 @@ def test_each_input_is_sized_for_its_own_largest_gear(atc_main, work):
         x, y = np.arange(a, dtype=np.float32), np.arange(b, dtype=np.float32)
         ox, oy = model.run({"x": x, "y": y})
         assert np.array_equal(ox, x * 2) and np.array_equal(oy, y + 2)
+
+
+def test_compare_runs_a_gear_model(gear_om, work):
+    """ge.runtime.compare: seeded inputs at the first gear, per-node dump inside the branch."""
+    from ge.runtime.compare import compare_model
+    result = compare_model(str(work / "resnet50.onnx"), str(gear_om("resnet50")), dump=True)
+    assert result.ok and result.outputs[0].shape == (2, 1000)
+    assert result.nodes and result.first_divergence is None
