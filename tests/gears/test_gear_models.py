@@ -196,20 +196,22 @@ def test_raw_ge_options_give_the_same_om(gear_om, atc_main, work):
     assert_same_om_except_cmdline(om, gear_om("bert"))
 
 
-@pytest.mark.parametrize("entry", ["atc", "pyatc"])
-def test_atc_and_pyatc_write_the_same_om(entry, entry_argv, entry_env, gear_om, work,
+@pytest.mark.parametrize("entry,name", [("atc", "resnet50"), ("atc", "mobilenetv2"),
+                                        ("atc", "bert"), ("pyatc", "bert")])
+def test_atc_and_pyatc_write_the_same_om(entry, name, entry_argv, entry_env, gear_om, work,
                                          shared_kernel_cache):
+    """The installed entries as processes give the OM of the in-process pyatc flow."""
     from _om_compare import assert_same_om_except_cmdline
-    out = work / entry
+    out = work / f"{entry}_{name}"
     out.mkdir(exist_ok=True)
     env = dict(entry_env, ASCEND_WORK_PATH=str(out), ASCEND_PROCESS_LOG_PATH=str(out / "log"))
-    args = ["--framework=5", f"--model={work / 'bert.onnx'}", "--output=bert_gears",
-            f"--soc_version={SAMPLE_SOC}", KEEP, *CASES["bert"][0],
+    args = ["--framework=5", f"--model={work / name}.onnx", f"--output={name}_gears",
+            f"--soc_version={SAMPLE_SOC}", KEEP, *CASES[name][0],
             f"--op_compiler_cache_dir={shared_kernel_cache}"]
     run = subprocess.run(entry_argv(entry) + args, cwd=out, env=env, capture_output=True,
                          text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert_same_om_except_cmdline(out / "bert_gears.om", gear_om("bert"))
+    assert_same_om_except_cmdline(out / f"{name}_gears.om", gear_om(name))
 
 
 def test_static_aipp_with_batch_gears(atc_main, work):
