@@ -147,6 +147,43 @@ CODES: tuple[Code, ...] = (
     Code("E10057", "Invalid_Argument",
          "--{parameter1} and --{parameter2} can only be used together.",
          solution="Run --mode=6 with --om only."),
+    # ---- CANN gear (multi-batch) errors, raised by ge.compiler.gear_options ------------
+    Code("E10012", "Invalid_Argument_Tensor_Input_Shape",
+         "--dynamic_batch_size is included, but the dimension count of the dynamic-shape "
+         "input configured in --input_shape is less than 1.",
+         solution="Give every input listed in --input_shape at least one dimension."),
+    Code("E10018", "Invalid_Argument_Tensor_Dynamic_Shape",
+         "Value {shape} for shape {index} is invalid. When --dynamic_batch_size is included, "
+         "only batch size N can be -1 in --input_shape.",
+         solution="Write -1 only in the first (batch) dimension of the inputs."),
+    Code("E10019", "Invalid_Argument_Tensor_Input_Shape",
+         "When --dynamic_image_size is included, only the height and width axes can be -1 in "
+         "--input_shape.",
+         solution="Write -1 in exactly the H and W dimensions of a 4-D NCHW or NHWC input."),
+    Code("E10020", "Invalid_Argument",
+         "Value {dynamic_image_size} for parameter --dynamic_image_size is invalid.",
+         solution='Write every profile as two numbers, "h1,w1;h2,w2".'),
+    Code("E10031", "Invalid_Argument_Tensor_Input_Shape",
+         "--dynamic_batch_size is included, but none of the nodes specified in --input_shape "
+         "has a batch size equaling -1.",
+         solution="Write -1 as the batch dimension of the inputs whose batch varies."),
+    Code("E10035", "Invalid_Argument_Tensor_Dynamic_Shape",
+         "--dynamic_batch_size, --dynamic_image_size, or --dynamic_dims has {shapesize} "
+         "profiles, which is less than the minimum {minshapesize}.",
+         solution="Give at least two profiles."),
+    Code("E10036", "Invalid_Argument_Tensor_Dynamic_Shape",
+         "--dynamic_batch_size, --dynamic_image_size, or --dynamic_dims has {shapesize} "
+         "profiles, which is greater than the maximum {maxshapesize}.",
+         solution="Give at most the maximum number of profiles."),
+    Code("E10038", "Invalid_Argument_Tensor_Dynamic_Shape",
+         "Dimension size {dim} is invalid. The value must be greater than 0.",
+         solution="Use positive values in every profile."),
+    Code("E10039", "Invalid_Argument_Tensor_Dynamic_Shape",
+         "The --dynamic_batch_size, --dynamic_image_size, or --dynamic_dims argument has "
+         "duplicate profiles.",
+         solution="List every profile once."),
+    Code("E10058", "Invalid_Argument", "Parameter {parameter} is not configured or is empty.",
+         solution="Give the option a value."),
     Code("E10501", "Invalid_Argument_Model",
          "IR for Op {opname} with optype {optype} is not registered.",
          solution="Check the operator support list of this implementation."),
@@ -355,6 +392,16 @@ CODES: tuple[Code, ...] = (
                "rank unless its condition is known when the model is compiled.",
          solution="Give every graph input static dims with --input_shape, so that the "
                   "condition folds and the If is replaced by the branch it takes.", ours=True),
+    Code("EP0200", "Runtime_No_Matching_Gear",
+         "The input shapes {shapes} match no gear of model {model}; its gears are {gears}.",
+         cause="A model compiled with --dynamic_batch_size, --dynamic_image_size or "
+               "--dynamic_dims runs only at the shapes of its gears.",
+         solution="Pad or split the input to one of the gears, or recompile with that gear.",
+         ours=True),
+    Code("EP0201", "Runtime_Invalid_Gear_Option",
+         "Value {value} for {option} is invalid. Reason: {reason}.",
+         solution='Write --dymBatch N, --dymHW H,W or --dymDims "x:1,16;y:1,16" with the '
+                  "values of one of the model's gears.", ours=True),
     Code("EP0301", "Om_Write_Error", "Cannot build the OM. Reason: {reason}.", ours=True),
     Code("EP0310", "External_Weight_Invalid",
          "Weight file {file} of the model {model} cannot be used: {reason}.",

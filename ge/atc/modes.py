@@ -67,6 +67,11 @@ def model_info_lines(info: dict, cmdline: str) -> list[str]:
         lines.append(f"dynamic  info: unknown shape model, "
                      f"input_shape_range[{info.get('input_shape_range', '')}], "
                      f"compiled at[{info.get('compiled_input_shapes', '')}].")
+    gears = info.get("gears")
+    if gears:                                # ours: the gears of the root Case
+        lines.append(f"dynamic  info: {gears['option']}["
+                     + ";".join(",".join(str(v) for v in g) for g in gears["gears"])
+                     + f"], inputs[{','.join(gears['inputs'])}].")
     if info.get("custom_op_packages"):      # ours: the packages the runtime needs
         lines.append("custom   info: custom operator packages[" +
                      ", ".join(info["custom_op_packages"]) + "].")

@@ -10,7 +10,8 @@ import re
 from ge.errors import GeError
 from ge.parser._shape_range import parse_range_flag, parse_range_shape
 
-__all__ = ["check_shapes_and_gears", "check_shape_range_flag", "GEAR_FLAGS"]
+__all__ = ["check_shapes_and_gears", "check_shape_range_flag", "check_gear_options",
+           "GEAR_FLAGS"]
 
 GEAR_FLAGS = ("dynamic_batch_size", "dynamic_image_size", "dynamic_dims")
 _STATIC_SAMPLE = '"input_name1:n1,c1,h1,w1"'
@@ -76,20 +77,15 @@ def check_shape_range_flag(state) -> None:
     parse_range_flag(state.get("input_shape_range"))
 
 
-def _check_gear_chars(state) -> None:
-    rules = (
-        ("dynamic_batch_size", re.compile(r"^[0-9,]*$"), 'It can only contain digits and ",".'),
-        ("dynamic_image_size", re.compile(r"^[0-9,; ]*$"),
-         'It can only contain digits, ",", " " and ";".'),
-    )
-    for name, pattern, reason in rules:
-        value = state.get(name)
-        if value and not pattern.match(value):
-            raise GeError("E10003", {"value": value, "parameter": name, "reason": reason})
-    dims = state.get("dynamic_dims")
-    if dims and not re.match(r"^[0-9,;]*$", dims):
-        raise GeError("E10001", {"value": dims, "parameter": "--dynamic_dims",
-                                 "reason": "Dynamic dims must be a positive integer."})
+def check_gear_options(state) -> None:
+    """Step 10, the gear flags (spec/atc-cli.md §6.2): CANN's checks of the option text,
+    shared with ge.offline_compile (ge.compiler.gear_options)."""
+    from ge.compiler.gear_options import GEAR_KEYS, parse_gear_options
+    options = {key: state.get(flag) for key, (_, flag, _) in GEAR_KEYS.items()}
+    options.update(input_shape=state.get("input_shape"),
+                   input_shape_range=state.get("input_shape_range"),
+                   input_format=state.get("input_format"))
+    parse_gear_options(options)
 
 
 def check_shapes_and_gears(state) -> None:
@@ -118,7 +114,8 @@ def check_shapes_and_gears(state) -> None:
         raise GeError("E10009", {})
     if gears and not shape:
         raise GeError("E10004", {"parameter": "input_shape"})
-    _check_gear_chars(state)
+    if gears:
+        check_gear_options(state)
     if state.get("insert_op_conf") and state.get("dynamic_dims"):
         raise GeError("E10001", {"value": state.get("insert_op_conf"),
                                  "parameter": "--insert_op_conf",

@@ -69,20 +69,26 @@ def build_graph(graph: Graph, options: dict, framework: int = 5) -> CompiledMode
     """Run the whole pipeline on a parsed graph (ge.offline_compile uses this too)."""
     from ge.passes.bootstrap import ensure_plugins_loaded
     from .dynamic_shape import mark_dynamic, plan_dynamic_shape
+    from .gear_options import parse_gear_options
     from .input_dims import refuse_unknown_input_dims
     from .pipeline import run_pipeline
     check_host_target(options)
     load_custom_ops()
-    dynamic = plan_dynamic_shape(graph, options)
-    refuse_unknown_input_dims(graph, options)
+    gears = parse_gear_options(options)
+    dynamic = plan_dynamic_shape(graph, options)      # None with gears: they are built below
+    if gears is None:
+        refuse_unknown_input_dims(graph, options)
     ensure_plugins_loaded()
     cwd = os.getcwd()
     try:
-        ctx = run_pipeline(graph, options)
+        if gears is not None:
+            from .gears import build_gears
+            compiled = build_gears(graph, gears, options, framework)
+        else:
+            compiled = CompiledModel(graph=graph, options=dict(options),
+                                     context=run_pipeline(graph, options), framework=framework)
     finally:        # a pass that changed directory must not move relative outputs
         _return_to(cwd)
-    compiled = CompiledModel(graph=graph, options=dict(options), context=ctx,
-                             framework=framework)
     record_custom_packages(compiled)
     if dynamic is not None:
         mark_dynamic(compiled, dynamic)
@@ -121,8 +127,20 @@ def compile_model_file(model_path: str, framework: int, options: dict,
                        graph_name: str | None = None) -> CompiledModel:
     """Parse and compile; `graph_name` names a parsed model's graph (ATC: the output's base
     name).  `weight_path` is the Caffe .caffemodel."""
-    graph = load_model_file(model_path, framework, options, graph_name, weight_path)
+    graph = load_model_file(model_path, framework, gear_parse_options(options), graph_name,
+                            weight_path)
     return build_graph(graph, options, framework)
+
+
+def gear_parse_options(options: dict) -> dict:
+    """With gear options the parsers read the largest gear's static --input_shape (the gear
+    build then gives every gear copy its own shapes); other options are passed unchanged."""
+    from .gear_options import parse_gear_options, static_shape_text
+    gears = parse_gear_options(options)
+    if gears is None:
+        return options
+    text = static_shape_text(gears, gears.largest())
+    return {**options, "input_shape": text, "ge.inputShape": text}
 
 
 def read_single_ops(path: str) -> list:

@@ -108,11 +108,20 @@ def _plan_graph(graph: Graph, plan: MemoryPlan, workspaces: dict, reuse: bool,
 
 
 def plan_memory(graph: Graph, kernels=None, reuse: bool = True) -> MemoryPlan:
-    """Plan the root graph, then each subgraph in its own region after it."""
+    """Plan the root graph, then each subgraph in its own region after it.  The branches of a
+    root-graph Case (the gears of a model, docs/om.md) run one at a time: they share one
+    region, as large as the largest branch."""
     workspaces = getattr(kernels, "workspace_bytes", None) or {}
     plan = MemoryPlan()
     top = _plan_graph(graph, plan, workspaces, reuse, 0)
+    exclusive = [sub for sub in graph.get_all_subgraphs()
+                 if sub.parent_node is not None and sub.parent_node.type == "Case"
+                 and sub.parent_graph is graph] if reuse else []
+    base = _align(top)
+    for sub in exclusive:
+        top = max(top, _plan_graph(sub, plan, workspaces, reuse, base))
     for sub in graph.get_all_subgraphs():
-        top = _plan_graph(sub, plan, workspaces, reuse, _align(top))
+        if sub not in exclusive:
+            top = _plan_graph(sub, plan, workspaces, reuse, _align(top))
     plan.memory_size = _align(top)
     return plan

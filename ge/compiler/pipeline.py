@@ -130,18 +130,24 @@ def verify_graph(graph: Graph, where: str) -> None:
                                         "reason": f"{exc.rule}: {exc.detail}"}) from None
 
 
-def run_pipeline(graph: Graph, options: dict) -> BuildContext:
+def run_pipeline(graph: Graph, options: dict, stages: tuple | None = None,
+                 ctx: BuildContext | None = None) -> BuildContext:
+    """Run `stages` (all of them by default) on `graph`.  The gear build (ge.compiler.gears)
+    runs the stages before OpCompile once per gear, then the rest once on the Case root."""
     from .dump import GraphDumper
     from ge.passes.report import FusionReport
-    ctx = BuildContext(options=dict(options), report=FusionReport())
+    stages = STAGES if stages is None else stages
+    if ctx is None:
+        ctx = BuildContext(options=dict(options), report=FusionReport())
     dumper = GraphDumper.from_env(graph.name)
-    dumper.dump(graph, "PreRunBegin")
-    verify_graph(graph, "the input of the compile (the parsed graph)")
-    for name, stage in STAGES:
+    if stages and stages[0] is STAGES[0]:
+        dumper.dump(graph, "PreRunBegin")
+        verify_graph(graph, "the input of the compile (the parsed graph)")
+    for name, stage in stages:
         start = time.perf_counter()
         stage(graph, ctx)
-        ctx.stage_times[name] = time.perf_counter() - start
-        log.info("stage %s done in %.3f s", name, ctx.stage_times[name])
+        ctx.stage_times[name] = ctx.stage_times.get(name, 0.0) + time.perf_counter() - start
+        log.info("stage %s done in %.3f s", name, time.perf_counter() - start)
         dumper.dump(graph, name)
         verify_graph(graph, f"stage {name}")
     return ctx

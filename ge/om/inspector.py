@@ -112,6 +112,7 @@ def om_info(path: str) -> dict:
     info["compiled_input_shapes"] = _data_shapes(om.model_def) if om.header.is_unknow_model \
         else ""
     info["external_weights"] = external_weights(om.model_def)
+    info["gears"] = gear_summary(om.model_def)
     return info
 
 
@@ -133,6 +134,24 @@ def external_weights(model_def) -> list:
                 found[name] = (count + 1, size + (span[1] if span not in ranges else 0),
                                ranges | {span})
     return [(name, count, size) for name, (count, size, _) in sorted(found.items())]
+
+
+_GEAR_OPTION = {1: "dynamic_batch_size", 2: "dynamic_image_size", 3: "dynamic_dims"}
+
+
+def gear_summary(model_def) -> dict:
+    """{"option", "gears", "inputs"} of a model compiled with gears (its root Case), {}
+    otherwise."""
+    root = model_def.graph[0] if model_def.graph else None
+    case = next((op for op in (root.op if root else ()) if op.type == "Case"
+                 and "_batch_num" in op.attr), None)
+    if case is None:
+        return {}
+    kind = case.attr["mbatch_dynamic_type"].i if "mbatch_dynamic_type" in case.attr else 3
+    gears = [list(case.attr[f"_pred_value_{i}"].list.i) for i in range(case.attr["_batch_num"].i)]
+    names = [n.decode() for n in case.attr["user_designate_shape_order"].list.s] \
+        if "user_designate_shape_order" in case.attr else []
+    return {"option": _GEAR_OPTION.get(kind, "dynamic_dims"), "gears": gears, "inputs": names}
 
 
 def aipp_configs(model_def) -> list:

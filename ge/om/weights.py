@@ -41,6 +41,11 @@ def const_ops(model_def):
 _HASHED_MAX = 64 << 10
 
 
+def _same_buffer(a: memoryview, b: memoryview) -> bool:
+    """Views of one whole array (the pairs hold whole constants, never slices)."""
+    return a.obj is not None and a.obj is b.obj and a.nbytes == b.nbytes
+
+
 def extract_weights(model_def) -> bytes:
     """Move every Const tensor's bytes into one weights blob (in place); returns the blob.
 
@@ -84,7 +89,10 @@ def place_weights(pairs) -> list:
             offset = ranges.get(source) if source is not None else None
             same_size = large.setdefault(size, [])
             if offset is None:
-                offset = next((off for seen, off in same_size if seen == data), None)
+                # the gears of a model share their weight arrays: the same buffer is found by
+                # address before any byte is compared
+                offset = next((off for seen, off in same_size if _same_buffer(seen, data)
+                               or seen == data), None)
         if offset is None:
             offset = _round_up(end, WEIGHTS_ALIGN)
             parts += [bytes(offset - end), data if source is None else source]

@@ -15,7 +15,9 @@ the process with half / all of the bytes in the temporary.
 """
 from __future__ import annotations
 
+import struct
 from concurrent.futures import ThreadPoolExecutor
+
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence, Union
 
@@ -127,7 +129,41 @@ def inout_info_of(model_def) -> bytes:
                 name = f"output_{i}_{src}_{idx}"
             outputs.append(_tensor_info(name, td))
         break
-    return pack_inout_info(inputs, outputs)
+    return pack_inout_info(inputs, outputs) + gear_blocks(root)
+
+
+# MODEL_INOUT_INFO block types of a model with gears (spec/om-format.md §5.3), by the Case's
+# mbatch_dynamic_type: 1 batch, 2 image size (H,W), 3 dims; 6 the input name order.
+_GEAR_BLOCK = {1: 2, 2: 3, 3: 4}
+_SHAPE_ORDER_BLOCK = 6
+
+
+def _block(block_type: int, value: bytes) -> bytes:
+    return struct.pack("<II", block_type, len(value)) + value
+
+
+def gear_blocks(root) -> bytes:
+    """MODEL_DYNAMIC_BATCH / _HW / _DIMS and MODEL_DESIGNATE_SHAPE_ORDER from the gear Case
+    of the root graph (b"" for a model without gears)."""
+    case = next((op for op in root.op if op.type == "Case" and "_batch_num" in op.attr), None)
+    if case is None:
+        return b""
+    gears = [list(case.attr[f"_pred_value_{i}"].list.i)
+             for i in range(case.attr["_batch_num"].i)]
+    kind = case.attr["mbatch_dynamic_type"].i if "mbatch_dynamic_type" in case.attr else 3
+    if kind == 1:
+        value = struct.pack(f"<I{len(gears)}Q", len(gears), *[g[0] for g in gears])
+    else:
+        flat = [v for g in gears for v in g]
+        value = (struct.pack(f"<I{len(gears)}I", len(gears), *[len(g) for g in gears])
+                 + struct.pack(f"<{len(flat)}q", *flat))
+    out = _block(_GEAR_BLOCK.get(kind, 4), value)
+    names = [n for n in case.attr["user_designate_shape_order"].list.s] \
+        if "user_designate_shape_order" in case.attr else []
+    if names:
+        out += _block(_SHAPE_ORDER_BLOCK, struct.pack(f"<I{len(names)}I", len(names),
+                                                      *[len(n) for n in names]) + b"".join(names))
+    return out
 
 
 def _model_def_of(content: OmContent):

@@ -154,6 +154,8 @@ def live_subgraphs(node, opdef: OpDef, const_values: Optional[Mapping] = None) -
     `cond` input (If) only the branch its condition picks when the condition is known at
     compile time (exporters guard a branch that would not even infer, e.g. a Squeeze of a
     dim that is not 1, behind such a condition)."""
+    if opdef.subgraphs == ("branches",):        # Case: one dynamic subgraph per branch
+        return tuple(k for k in node.subgraphs if k.startswith("branches"))
     if len(opdef.subgraphs) == 2 and opdef.inputs and opdef.inputs[0].name == "cond":
         edge = node.input(0) if node.num_inputs else None
         value = None if edge is None else _const_value(edge[0], edge[1], const_values)

@@ -24,6 +24,10 @@ OPTIONS = (
     Opt("outfmt", "NPY, BIN or TXT", "NPY"),
     Opt("loop", "run the model this many times (latency is the mean)", 1, int),
     Opt("help", "print this text", False, bool),
+    # the gear of a model compiled with gears (msame's options; .npy inputs name it by shape)
+    Opt("dymBatch", "batch-size gear of a --dynamic_batch_size model, e.g. 4"),
+    Opt("dymHW", "image-size gear of a --dynamic_image_size model: H,W"),
+    Opt("dymDims", 'gear of a --dynamic_dims model as input shapes: "x:1,16;y:1,16"'),
     # ais_bench-style benchmarking (ge/runtime/_bench_cli.py, docs/runtime.md "Benchmarking")
     Opt("warmup_count", "runs of the first input set before timing (default 1 in the "
                         "benchmark mode: directories, --summary, --profiler)", None, int),
@@ -59,13 +63,14 @@ def main(argv: list) -> int:
         model.close()
         write_product("stdout", "\n".join(lines) + "\n")
         return EXIT_OK
+    gear, specs = gear_inputs(model, args)
     if files:
-        inputs = read_inputs(files, model.inputs, model.input_ranges)
+        inputs = read_inputs(files, specs, model.input_ranges)
     else:
-        inputs = [np.zeros(s.shape, s.dtype) for s in model.inputs]
+        inputs = [np.zeros([max(d, 1) for d in s.shape], s.dtype) for s in specs]
     start = time.perf_counter()
     for _ in range(args["loop"]):
-        outputs = model.run(inputs)
+        outputs = model.run(inputs, gear=gear)
     elapsed = (time.perf_counter() - start) / args["loop"]
     paths = write_outputs(args["output"], outputs, fmt) if args["output"] else [""] * len(outputs)
     lines = [f"output {spec.index} {spec.name}: {value.dtype} {list(value.shape)}"
@@ -75,6 +80,27 @@ def main(argv: list) -> int:
     model.close()
     write_product("stdout", "\n".join(lines) + "\n")
     return EXIT_OK
+
+
+def gear_inputs(model, args: dict) -> tuple:
+    """(gear number or None, input specs): a --dymBatch/--dymHW/--dymDims option fixes the
+    gear and so the shapes a raw input file is read with."""
+    from ._plan import TensorSpec
+    given = [(f"--{name}", args[name]) for name in ("dymBatch", "dymHW", "dymDims")
+             if args.get(name)]
+    if len(given) > 1:
+        raise GeError("EP0201", {"value": given[1][1], "option": given[1][0],
+                                 "reason": f"it cannot be combined with {given[0][0]}"})
+    if not given:
+        if model.gears is None:
+            return None, model.inputs
+        first = model.gear_shapes(0)      # zeros without --input: the first gear
+        return None, [TensorSpec(s.name, first.get(s.name, s.shape), s.dtype, s.index, s.aipp)
+                      if not args.get("input") else s for s in model.inputs]
+    gear = model.select_gear(*given[0])
+    shapes = model.gear_shapes(gear)
+    return gear, [TensorSpec(s.name, tuple(shapes.get(s.name, s.shape)), s.dtype, s.index,
+                             s.aipp) for s in model.inputs]
 
 
 def _configure_logging() -> None:

@@ -33,6 +33,11 @@ def read_input(path: str, spec: TensorSpec, any_shape: bool = False) -> np.ndarr
     size = os.path.getsize(path)
     if path.lower().endswith(".npy"):
         return _read_npy(path, spec, any_shape)
+    if -1 in spec.shape:
+        raise GeError("EP0201", {"value": path, "option": "--input", "reason": f"input "
+                                 f"{spec.name} {list(spec.shape)} has gear dimensions: a raw "
+                                 f"file needs --dymBatch, --dymHW or --dymDims to name the gear "
+                                 f"(or give a .npy file)"})
     if spec.aipp == DYNAMIC_AIPP_MODE and 0 < size < spec.nbytes:
         # a dynamic AIPP image fills the start of its max_src_image_size buffer
         data = np.zeros(spec.nbytes, dtype=np.uint8)
@@ -73,7 +78,9 @@ def _read_npy(path: str, spec: TensorSpec, any_shape: bool = False) -> np.ndarra
     arr = load_npy(path, "r", "input file ")
     if not isinstance(arr, np.ndarray):
         raise GeError(BAD_INPUT, {"reason": f"input file {path} holds no array"})
-    if arr.dtype != spec.dtype or (tuple(arr.shape) != tuple(spec.shape) and not any_shape):
+    fits = len(arr.shape) == len(spec.shape) and all(
+        d == s or s == -1 for d, s in zip(arr.shape, spec.shape))   # -1: a gear dimension
+    if arr.dtype != spec.dtype or not (fits or any_shape):
         raise GeError(BAD_INPUT, {"reason": f"input file {path} holds {arr.dtype} "
                                             f"{list(arr.shape)}; input {spec.name} must be "
                                             f"{spec.dtype} {list(spec.shape)}"})

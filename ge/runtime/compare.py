@@ -22,6 +22,8 @@ execution order) outside tolerance is the divergence point.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Optional
@@ -130,7 +132,12 @@ def prepare_run(om_model, inputs, seed: int) -> tuple:
     from . import Model, load
     model = om_model if isinstance(om_model, Model) else load(om_model)
     if inputs is None:
-        inputs = random_inputs(model.inputs, seed)
+        specs = model.inputs
+        if model.gears is not None:         # a model with gears: its first gear's shapes
+            first = model.gear_shapes(0)
+            specs = [dataclasses.replace(s, shape=tuple(first.get(s.name, s.shape)))
+                     for s in specs]
+        inputs = random_inputs(specs, seed)
     return model, inputs, {spec.name: value for spec, value in zip(model.inputs, inputs)}
 
 
@@ -241,7 +248,10 @@ def _compare_nodes(result: Comparison, model, proto, seen: dict, ref: dict, rtol
         key = node.name or f"{node.op_type}_{i}"
         position[key] = i
         outputs_of[key] = list(node.output)
-    steps = model._plan.root.steps
+    # the root's ops, and those of the branch a gear model ran (the captures name them)
+    steps = list(model._plan.root.steps) + [
+        s for g in model._plan.graphs.values() if g is not model._plan.root
+        for s in g.steps if s.name in seen]
     target = {}
     for step in steps:
         known = [o for o in step.origin if o in position]

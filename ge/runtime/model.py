@@ -22,6 +22,7 @@ from ge.graph.attr_names import ATTR_CUSTOM_PACKAGE, ATTR_KERNEL_SHA256
 from ge.errors import GeError
 from ge.ops import Role, role_of
 from ._dynamic import dynamic_shapes_of
+from ._gears import SHAPE_DATA, fill_prefix, gear_info, gear_of_option, gear_of_shapes
 from ._errors import BAD_INPUT, EXEC_FAILED, FILE_OPEN, INVALID_OM, UNSUPPORTED_OP
 from ._kernels import KernelLibrary
 from ._plan import GraphPlan, Plan, Step, TensorSpec, build_plan, check_target
@@ -58,6 +59,7 @@ class Model:
         self.name = om.model_def.name
         self._plan: Plan = build_plan(om, source)
         self._kernels = KernelLibrary(list(om.kernels or ()))
+        self._branch_seen = None        # capture dict of a gear run (see _run_gear)
         try:
             for graph in self._plan.graphs.values():
                 for step in graph.steps:
@@ -65,8 +67,12 @@ class Model:
         except BaseException:
             self._kernels.close()
             raise
+        self.gears = gear_info(om.model_def)     # None unless compiled with gears
         self.inputs = [spec for spec, _, _ in self._plan.root.data]
         self.outputs = [spec for spec, _, _ in self._plan.root.outputs]
+        if self.gears is not None:     # the shape input is filled by run(), as ACL does
+            self.inputs = [_gear_spec(spec, self.gears) for spec in self.inputs
+                           if spec.name != SHAPE_DATA]
         self.engines = {s.name: ("AiCore" if s.kernel_name else "AiCpu")
                         for g in self._plan.graphs.values() for s in g.steps}
         # unknown-shape model: inputs shows the compiled shapes, input_ranges the ranges
@@ -116,14 +122,60 @@ class Model:
         step.call = call
 
     # -- running ---------------------------------------------------------------------------
-    def run(self, inputs: Union[list, tuple, dict], *, capture: bool = False):
+    def run(self, inputs: Union[list, tuple, dict], *, capture: bool = False,
+            gear: int | None = None):
+        """Run on `inputs`.  A model with gears runs the gear of the inputs' shapes (or gear
+        number `gear`, see select_gear); EP0200 when they are no gear."""
         feeds = self._check_inputs(inputs)
         other = self._specialisation(feeds)
         if other is not None:
             return other.run(feeds, capture=capture)
         seen: dict = {} if capture else None
-        outs = _run_graph(self._plan.root, feeds, seen)
+        if self.gears is not None:
+            outs = self._run_gear(feeds, gear, seen)
+        else:
+            outs = _run_graph(self._plan.root, feeds, seen)
         return (outs, seen) if capture else outs
+
+    def select_gear(self, option: str, value: str) -> int:
+        """The gear number an msame-style option names (`--dymBatch 4`, `--dymHW 64,64`,
+        `--dymDims "x:1,16"`); EP0201/EP0200 when it names none of the model's gears."""
+        if self.gears is None:
+            raise GeError("EP0201", {"value": value, "option": option,
+                                     "reason": "the model was compiled without gears"})
+        return gear_of_option(self.gears, option, value, self.source)
+
+    def gear_shapes(self, gear: int) -> dict:
+        """{input name: shape} of one gear of the model."""
+        return self.gears.shapes(gear)
+
+    def _run_gear(self, feeds: list, gear, seen) -> list:
+        shapes = {spec.name: tuple(v.shape) for spec, v in zip(self.inputs, feeds)}
+        if gear is None:
+            gear = gear_of_shapes(self.gears, shapes, self.source)
+        elif any(shapes[n] != tuple(s) for n, s in self.gears.shapes(gear).items()
+                 if n in shapes):
+            raise GeError("EP0200", {"shapes": str(shapes), "model": self.source,
+                                     "gears": self.gears.text()})
+        by_name = dict(zip((s.name for s in self.inputs), feeds))
+        root = self._plan.root
+        for spec, view, _ in root.data:
+            if spec.name == SHAPE_DATA:
+                np.copyto(view, np.asarray(self.gears.gears[gear], view.dtype).reshape(view.shape))
+            else:
+                fill_prefix(view, by_name[spec.name])
+        self._branch_seen = seen            # run_case records the branch's ops there
+        try:
+            for step in root.steps:
+                step.call(step)
+                if seen is not None:
+                    seen[step.name] = [o.copy() for o in step.outputs]
+        finally:
+            self._branch_seen = None
+        case = next(s for s in root.steps if s.name == self.gears.case_name)
+        branch = case.subgraphs[f"branches{gear}"]
+        return [view.reshape(-1)[:spec.nbytes // spec.dtype.itemsize].reshape(spec.shape).copy()
+                for (_, view, _), (spec, _, _) in zip(root.outputs, branch.outputs)]
 
     def profile(self, inputs, runs: int = 1) -> list:
         """[(op name, op type, engine, mean seconds)] of the root graph's ops, in order."""
@@ -174,7 +226,7 @@ class Model:
                                                     f"{spec.dtype}, got {value.dtype}"})
             if self.dynamic is not None:
                 self.dynamic.check(spec.name, tuple(value.shape))
-            elif tuple(value.shape) != tuple(spec.shape):
+            elif not _shape_fits(tuple(value.shape), tuple(spec.shape)):
                 raise GeError(BAD_INPUT, {"reason": f"input {spec.name} must have shape "
                                                     f"{list(spec.shape)}, got {list(value.shape)}"})
             out.append(value)
@@ -205,6 +257,19 @@ class Model:
         kernels = getattr(self, "_kernels", None)
         if kernels is not None:
             kernels.close()
+
+
+def _shape_fits(shape: tuple, spec: tuple) -> bool:
+    """A spec dim of -1 (a gear dimension) takes any size."""
+    return len(shape) == len(spec) and all(d == s or s == -1 for d, s in zip(shape, spec))
+
+
+def _gear_spec(spec: TensorSpec, gears) -> TensorSpec:
+    """The input as the user sees it: -1 in the dimensions the gears vary."""
+    dims = list(spec.shape)
+    for axis in gears.axes(spec.name):
+        dims[axis] = -1
+    return TensorSpec(spec.name, tuple(dims), spec.dtype, spec.index, spec.aipp)
 
 
 def _check_package(step: Step) -> None:
@@ -326,7 +391,30 @@ def _subgraph_runner(step: Step, model: Model):
             feeds.append(step.inputs[p])
         return _run_graph(branch, feeds, None)
 
+    def run_case(index: int):
+        """Case of a gear model: inputs and outputs are sized for the largest gear, the
+        branch reads and writes their first bytes (ge.runtime._gears)."""
+        branch = step.subgraphs.get(f"branches{index}")
+        if branch is None:
+            raise GeError(EXEC_FAILED, {"opname": step.name, "optype": step.type,
+                                        "reason": f"branch index {index} has no subgraph"})
+        feeds = []
+        for spec, view, parent in branch.data:
+            feeds.append(step.inputs[int(parent)].reshape(-1)[:view.size])
+        for (spec, view, _), value in zip(branch.data, feeds):
+            np.copyto(view, value.reshape(view.shape), casting="unsafe")
+        seen = model._branch_seen
+        for inner in branch.steps:
+            inner.call(inner)
+            if seen is not None:
+                seen[inner.name] = [o.copy() for o in inner.outputs]
+        for (spec, view, _), out in zip(branch.outputs, step.outputs):
+            fill_prefix(out, view)
+
     def call(_step):
+        if step.type == "Case":
+            run_case(int(np.asarray(step.inputs[0]).reshape(-1)[0]))
+            return
         if step.type == "If":
             cond = bool(np.asarray(step.inputs[0]).reshape(-1)[0])
             branch = step.subgraphs.get("then_branch" if cond else "else_branch")

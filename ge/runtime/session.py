@@ -68,10 +68,18 @@ class InferSession:
 
     def infer(self, feeds, mode: str = "static") -> list:
         """Run the model on `feeds` (a list in input order, or a dict by input name) `loop`
-        times; returns the last run's outputs.  `mode` is ais_bench's; only static shapes."""
-        if mode != "static":
+        times; returns the last run's outputs.  `mode` is ais_bench's: "static", or for a
+        model compiled with gears "dymbatch" / "dymhw" / "dymdims" (the gear is the one of
+        the feeds' shapes; "static" picks it the same way)."""
+        gear_modes = {"batch": "dymbatch", "image": "dymhw", "dims": "dymdims"}
+        expected = gear_modes.get(self.model.gears.kind) if self.model.gears else None
+        if mode in gear_modes.values() and mode != expected:
+            raise GeError("EP0201", {"value": mode, "option": "infer mode", "reason":
+                                     f"the model has {'no gears' if expected is None else ''}"
+                                     f"{'' if expected is None else expected + ' gears'}"})
+        if mode != "static" and mode not in gear_modes.values():
             raise GeError("EP0002", {"feature": f"infer mode {mode!r}", "reason": "the host "
-                                     "runtime runs static shapes only"})
+                                     "runtime runs static shapes and gears"})
         outputs = None
         for _ in range(self.loop):
             start = time.perf_counter()

@@ -121,9 +121,6 @@ def test_raw_options_cannot_set_soc(atc, work):
 @pytest.mark.parametrize("args,headline", [
     (["--output_type=FP8E5M2"], "Not_Supported(EP0002): --output_type=FP8E5M2 is not supported "
      "by this implementation. Reason: it is not implemented for the host CPU target."),
-    (["--input_shape=x:1,3", "--dynamic_batch_size=1,2"], "Not_Supported(EP0002): "
-     "--dynamic_batch_size=1,2 is not supported by this implementation. Reason: it is not "
-     "implemented for the host CPU target."),
 ])
 def test_refused_flag_values(atc, args, headline):
     _assert_coded(atc(*VALID, *args), headline)

@@ -10,8 +10,8 @@ from ge.graph import Graph, Tensor
 from ge.graph.types import AttrValueType as VT, DataType as DT
 from ops_harness import build_ir
 
-SUBGRAPH_OPS = {"If", "PartitionedCall"}
-NO_KERNEL = {"Data", "AippData", "If", "PartitionedCall"}  # run by the interpreter itself
+SUBGRAPH_OPS = {"If", "PartitionedCall", "Case"}
+NO_KERNEL = {"Data", "AippData", "If", "PartitionedCall", "Case"}  # run by the interpreter itself
 
 
 def test_every_op_has_inference_and_kernel():

@@ -180,12 +180,28 @@ def _add_param_input(graph: Graph, config: AippConfig, data, aipp, named: dict, 
     aipp.update_input_desc(1, desc.clone())
 
 
+def check_with_image_gears(configs: list, options: dict) -> None:
+    """With --dynamic_image_size every gear has its own H and W: an AIPP that crops, pads or
+    names a static source size cannot follow them (E10052, as GE checks its aipp_op blocks)."""
+    if not (options.get("ge.dynamicImageSize") or "").strip():
+        return
+    for config in configs:
+        p = config.params
+        if p.crop or p.padding:
+            raise invalid_aipp("When --dynamic_image_size is set, crop and padding cannot be "
+                               "set to 'true'")
+        if config.mode == "static" and (p.src_image_size_w or p.src_image_size_h):
+            raise invalid_aipp("When --dynamic_image_size is set, src_image_size_w and "
+                               "src_image_size_h must be set to '0'")
+
+
 def insert_aipp(graph: Graph, options: dict) -> int:
     """Insert the AIPP ops of ge.insertOpFile (none when the option is empty)."""
     path = options.get("ge.insertOpFile", "")
     if not path:
         return 0
     configs = read_config(path, options.get("ge.socVersion", ""))
+    check_with_image_gears(configs, options)
     fp16_inputs = {n for n in options.get("ge.INPUT_NODES_SET_FP16", "").split(";") if n}
     for config in configs:
         _insert_one(graph, config, fp16_inputs)

@@ -13,6 +13,7 @@ from ge import ops
 from ge.graph import Graph, Node
 from ge.passes.boundary import splice
 
+from ..gears import shared_result
 from ..graph_utils import input_const, make_const
 
 
@@ -105,17 +106,24 @@ def _fold_one_batchnorm(graph: Graph, conv: Node) -> bool:
     bias = input_const(conv, 2) if conv.num_inputs > 2 else None
     if conv.num_inputs > 2 and conv.input(2) is not None and bias is None:
         return False
-    scale, offset, mean, var = (p.astype(np.float64) for p in params)
-    factor = scale / np.sqrt(var + float(bn.attr("epsilon", 1e-4)))
-    # one fp32 pass over the (large) filter: the factor is exact to fp32 rounding, the
-    # product is rounded once, as when onnxruntime folds the same pair
-    new_w = weight * factor.astype(np.float32).reshape(-1, 1, 1, 1)
-    b0 = np.zeros_like(mean) if bias is None else bias.astype(np.float64)
-    new_b = ((b0 - mean) * factor + offset).astype(np.float32)
+    epsilon = float(bn.attr("epsilon", 1e-4))
+    # the gears of a model fold the same arrays: once (ge.compiler.gears.shared_result)
+    new_w, new_b = shared_result((weight, bias, *params, epsilon),
+                                 lambda: _folded(weight, bias, params, epsilon))
     slots = _anchors(conv, max(conv.num_inputs, 3))
     slots[1:3] = [new_w, new_b]
     _replace(graph, bn, conv.type, conv.name, slots, attrs_from=conv)
     return True
+
+
+def _folded(weight, bias, params, epsilon: float) -> tuple:
+    scale, offset, mean, var = (p.astype(np.float64) for p in params)
+    factor = scale / np.sqrt(var + epsilon)
+    # one fp32 pass over the (large) filter: the factor is exact to fp32 rounding, the
+    # product is rounded once, as when onnxruntime folds the same pair
+    new_w = weight * factor.astype(np.float32).reshape(-1, 1, 1, 1)
+    b0 = np.zeros_like(mean) if bias is None else bias.astype(np.float64)
+    return new_w, ((b0 - mean) * factor + offset).astype(np.float32)
 
 
 def _matmul_bias_slot(op_type: str) -> int | None:

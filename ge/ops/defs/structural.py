@@ -1,5 +1,5 @@
 """Graph / structural ops (spec/ir-ops.md §3.1): Data, Const, Constant, FileConstant, NetOutput,
-PartitionedCall, If, Identity, Dropout.
+PartitionedCall, If, Case, MapIndex, Identity, Dropout.
 
 Data, NetOutput, If and PartitionedCall have no numpy kernel of their own: the reference
 interpreter (ge.ops.interpreter) feeds Data nodes, collects NetOutput and runs subgraphs.
@@ -111,6 +111,30 @@ register(OpDef("If", role=Role.CONTROL, inputs=(Port("cond"), Port("input", "dyn
                family=FAMILY,
                doc="Runs then_branch or else_branch by `cond`; branch Data with "
                    "`_parent_node_index` p takes If input slot p (slot 0 is cond)."))
+register(OpDef("Case", role=Role.CONTROL, inputs=(Port("branch_index"), Port("input", "dynamic")),
+               outputs=(Port("output", "dynamic"),), subgraphs=("branches",), family=FAMILY,
+               doc="Runs subgraph `branches<i>` for branch_index i (the gear root of a model "
+                   "compiled with gears, docs/om.md); branch Data with `_parent_node_index` p "
+                   "takes Case input slot p (slot 0 is branch_index)."))
+
+
+def infer_map_index(ctx):
+    return [((), DT.DT_INT32)]
+
+
+def kernel_map_index(ins, attrs):
+    """The row of data_seq (gears x len(x), flattened) equal to x: the gear index."""
+    x = np.asarray(ins[0]).reshape(-1)
+    table = np.asarray(ins[1]).reshape(-1, max(x.size, 1))
+    rows = np.flatnonzero((table == x).all(axis=1))
+    if rows.size == 0:
+        raise ValueError(f"shape {x.tolist()} is not one of the gears {table.tolist()}")
+    return [np.asarray(rows[0], dtype=np.int32)]
+
+
+register(OpDef("MapIndex", inputs=(Port("x"), Port("data_seq")), outputs=(Port("y"),),
+               infer=infer_map_index, kernel=kernel_map_index, family=FAMILY,
+               doc="Index of the row of data_seq equal to x (the gear of the actual shape)."))
 register(OpDef("Identity", role=Role.BYPASS, inputs=(Port("x"),), outputs=(Port("y"),), infer=infer_same,
                kernel=kernel_identity, family=FAMILY, doc="Copy."))
 register(OpDef("Dropout", role=Role.BYPASS, inputs=(Port("x"),), outputs=(Port("y"),),
