@@ -258,7 +258,7 @@ for _name, _fn, _rule, _attrs in UNARY:
                    infer=unary_infer(_rule), kernel=unary_kernel(_fn, _rule),
                    family=FAMILY, doc=f"elementwise {_name}"))
 
-register(OpDef("Cast", inputs=(Port("x"),), outputs=(Port("y"),),
+register(OpDef("Cast", inputs=(Port("x"),), outputs=(Port("y"),), kernel_gen="cast",
                attrs=(AttrSpec("dst_type", VT.VT_INT),), infer=infer_cast, kernel=kernel_cast,
                family=FAMILY, doc="dtype conversion; dst_type is a GE DataType enum value"))
 register(OpDef("SelectV2", kernel_gen="elementwise",
