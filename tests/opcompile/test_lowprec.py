@@ -270,3 +270,79 @@ def test_exceptions_are_documented():
         text = f.read()
     for op in REFERENCE_ULP:
         assert f"`{op}`" in text, f"docs/kernel-abi.md does not list {op}"
+
+
+# -- Cast ---------------------------------------------------------------------------------------
+def _edge_floats(rng) -> np.ndarray:
+    """float32 values at every kind of conversion edge, plus random bit patterns."""
+    bits = np.concatenate([
+        rng.integers(0, 2 ** 32, 200_000, dtype=np.uint64).astype(np.uint32),
+        np.arange(0x33000000 - 64, 0x38800000 + 64, 97, dtype=np.uint32),    # f16 subnormals
+        np.arange(0x477FE000 - 4096, 0x47800000 + 4096, dtype=np.uint32),    # f16 overflow
+        np.asarray([0, 0x7F800000, 0x7FC00000, 0x7F800001, 0x7FA00000, 0x7F7FFFFF, 0x00000001,
+                    0x33000000, 0x33000001, 0x477FF000, 0x477FEFFF, 0x3F808000, 0x3F818000],
+                   np.uint32)])
+    return np.concatenate([bits, bits | np.uint32(0x80000000)]).view(F32)
+
+
+def _cast_kernel(src: str, dst: str, shape):
+    sig = OpSignature.make("Cast", [TensorSig(shape, src)], [TensorSig(shape, dst)],
+                           {"dst_type": int(DataType[dst])})
+    src_c = render(sig)
+    so = build(src_c.c_source, src_c.needs_blas, what="Cast")
+    return load_kernel(so, hashlib.sha256(so).hexdigest())
+
+
+def _cast_ref(x, src: str, dst: str):
+    kernel = ops.get("Cast").kernel
+    return call_lowprec(kernel, [x], {"dst_type": int(DataType[dst])}, [src], [dst])[0]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")     # numpy's overflow to infinity
+@pytest.mark.parametrize("dst", LOW)
+def test_cast_float32_to_low_precision_is_numpy_bit_for_bit(dst, rng):
+    """Round to nearest even, overflow, subnormals, NaN payloads: the C conversion is numpy's
+    (float16) and ml_dtypes' (bfloat16, finite values), on ~400k values."""
+    import ml_dtypes
+    x = _edge_floats(rng)
+    got = np.zeros(x.shape, _storage(dst))
+    assert _cast_kernel("DT_FLOAT", dst, x.shape)([x], [got]) == 0
+    ref = _cast_ref(x, "DT_FLOAT", dst)
+    np.testing.assert_array_equal(got.view(np.uint16), ref.view(np.uint16))
+    with np.errstate(over="ignore", invalid="ignore"):
+        if dst == "DT_FLOAT16":
+            independent = x.astype(np.float16).view(np.uint16)
+            finite = np.ones(x.shape, bool)
+        else:
+            independent = x.astype(ml_dtypes.bfloat16).view(np.uint16)
+            finite = ~np.isnan(x)
+    np.testing.assert_array_equal(got.view(np.uint16)[finite], independent[finite])
+
+
+CAST_PAIRS = [("DT_FLOAT16", "DT_FLOAT"), ("DT_BF16", "DT_FLOAT"), ("DT_FLOAT16", "DT_BF16"),
+              ("DT_BF16", "DT_FLOAT16"), ("DT_FLOAT16", "DT_INT32"), ("DT_BF16", "DT_INT64"),
+              ("DT_FLOAT16", "DT_BOOL"), ("DT_INT8", "DT_FLOAT16"), ("DT_UINT8", "DT_BF16"),
+              ("DT_BOOL", "DT_FLOAT16"), ("DT_INT16", "DT_BF16"), ("DT_FLOAT16", "DT_DOUBLE")]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")     # numpy's casts of NaN / infinity
+@pytest.mark.parametrize("src,dst", CAST_PAIRS)
+def test_cast_pairs_equal_the_reference(src, dst, rng):
+    """Every 16-bit pattern of a float16/bfloat16 source (NaN, infinities, subnormals
+    included; integer destinations: the values they hold), or the integer range."""
+    if src in LOW:
+        x = np.arange(65536, dtype=np.uint16)
+        x = x.view(np.float16) if src == "DT_FLOAT16" else x
+        if dst in ("DT_INT32", "DT_INT64"):
+            w = bf16_to_f32(x) if src == "DT_BF16" else x.astype(F32)
+            x = x[np.isfinite(w) & (np.abs(w) < 2 ** 31)]
+    elif src == "DT_BOOL":
+        x = rng.integers(0, 2, 1000).astype(bool)
+    else:
+        info = np.iinfo(to_numpy_dtype(DataType[src]))
+        x = np.arange(info.min, info.max + 1).astype(to_numpy_dtype(DataType[src]))
+    got = np.zeros(x.shape, _storage(dst))
+    assert _cast_kernel(src, dst, x.shape)([x], [got]) == 0
+    ref = np.asarray(_cast_ref(x, src, dst))
+    assert ref.dtype == got.dtype
+    np.testing.assert_array_equal(got.view(np.uint8), ref.view(np.uint8))
