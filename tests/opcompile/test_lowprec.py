@@ -163,7 +163,7 @@ NO_FLOAT_TENSORS = {"MatMulInteger": "uint8/int8 in, int32 out",
 # Cast has its own tests below (its dtypes are its attribute, not the inputs').
 OWN_TESTS = {"Cast"}
 GENERATOR_OPS = sorted(t for t in ops.all_ops() if ops.get(t).kernel_gen
-                       and not ops.get(t).kernel_gen == "custom")
+                       and ops.get(t).kernel_gen != "custom")
 
 
 def test_every_generator_op_has_a_low_precision_case():
@@ -229,7 +229,8 @@ def _ulps(got: np.ndarray, ref: np.ndarray, dtype: str) -> int:
 
 
 def _compile(key):
-    """(signature, inputs, reference outputs, output types, kernel, workspace) or the error."""
+    """(signature, inputs, reference outputs, output types, kernel bytes, workspace) or the
+    error."""
     try:
         sig, low, ref, out_types = _prepare(*key)
         src = render(sig)
