@@ -13,6 +13,7 @@ out.  One Model is not re-entrant: run() from one thread at a time.
 """
 from __future__ import annotations
 
+import functools
 import os
 from typing import Union
 
@@ -20,10 +21,12 @@ import numpy as np
 
 from ge.graph.attr_names import ATTR_CUSTOM_PACKAGE, ATTR_KERNEL_SHA256
 from ge.errors import GeError
+from ge.graph.lowprec import call_lowprec, is_low_precision
 from ge.ops import Role, role_of
 from ._dynamic import dynamic_shapes_of
 from ._gears import SHAPE_DATA, fill_prefix, gear_info, gear_of_option, gear_of_shapes
 from ._errors import BAD_INPUT, EXEC_FAILED, FILE_OPEN, INVALID_OM, UNSUPPORTED_OP
+from ._io import low_precision_input
 from ._kernels import KernelLibrary
 from ._plan import GraphPlan, Plan, Step, TensorSpec, build_plan, check_target
 from ._validate import check_kernel_step
@@ -221,6 +224,7 @@ class Model:
         for spec, value in zip(specs, arrays):
             if not isinstance(value, np.ndarray):
                 value = np.asarray(value)
+            value = low_precision_input(value, spec)
             if value.dtype != spec.dtype:
                 raise GeError(BAD_INPUT, {"reason": f"input {spec.name} must have dtype "
                                                     f"{spec.dtype}, got {value.dtype}"})
@@ -326,6 +330,11 @@ def _reference_runner(step: Step, source: str):
                                        f" in ge.ops"})
     attrs = _resolved(opdef, step)
     kernel = opdef.kernel
+    # float16 / bfloat16 slots compute in float32, rounded as compiled kernels do
+    in_types = [t and t[1] for t in step.io[0]] if step.io else []
+    out_types = [t and t[1] for t in step.io[1]] if step.io else []
+    if any(is_low_precision(t) for t in in_types + out_types):
+        kernel = functools.partial(call_lowprec, kernel, in_types=in_types, out_types=out_types)
 
     def call(_step):
         try:
