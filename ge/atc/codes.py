@@ -415,6 +415,9 @@ CODES: tuple[Code, ...] = (
     Code("WP0003", "Output_Not_Written",
          "{file} was not written ({reason}); the result of the run does not depend on it.",
          ours=True),
+    Code("WP0250", "Precision_Config_Unmatched",
+         "Lines {lines} of the --{parameter} file {file} match no op of the graph; they were "
+         "ignored.", ours=True),
     Code("WP0600", "Caffe_Legacy_Layers",
          "{file} uses the legacy V1 \"layers\" structure; it was upgraded to \"layer\" "
          "(CANN refuses such files with E11021/E11023).", ours=True),

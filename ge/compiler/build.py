@@ -89,6 +89,16 @@ def build_tasks(model_def):
     return task_def
 
 
+def precision_attrs(summary) -> dict:
+    """The precision mode the model was built with and its float ops per dtype."""
+    from ge.graph.attr_names import ATTR_MODEL_DTYPE_COUNTS, ATTR_MODEL_PRECISION
+    if summary is None:
+        return {}
+    counts = [f"{k}:{v}" for k, v in sorted(summary.counts.items())]
+    return {ATTR_MODEL_PRECISION: (VT.VT_STRING, summary.mode),
+            ATTR_MODEL_DTYPE_COUNTS: (VT.VT_LIST_STRING, counts)}
+
+
 def build_om_content(compiled, atc_cmdline: str = ""):
     from ge.om import OmContent
     from ge.om.weights import place_weights
@@ -109,6 +119,7 @@ def build_om_content(compiled, atc_cmdline: str = ""):
     }
     if out_nodes:
         attrs["attr_model_out_nodes_name"] = (VT.VT_LIST_STRING, out_nodes)
+    attrs.update(precision_attrs(ctx.precision))
     attrs.update(compiled.model_attrs)
     return OmContent(
         model_def=model_def, weights=weights, task_def=task_def, kernels=list(kernels),

@@ -6,7 +6,9 @@ from __future__ import annotations
 __all__ = ["ATTR_ORIGIN", "ATTR_PARENT_INDEX", "ATTR_SUBGRAPH_IR_NAMES", "ATTR_ENGINE",
            "ATTR_KERNEL_LIB", "ATTR_OP_KERNEL_LIB", "ATTR_KERNEL_NAME", "ATTR_KERNEL_SHA256",
            "ATTR_KERNEL_NAME_FOR_LOAD", "ATTR_PASS_NAME", "ATTR_TARGET", "ATTR_CUSTOM_PACKAGE",
-           "ATTR_CUSTOM_PACKAGES", "RESERVED"]
+           "ATTR_CUSTOM_PACKAGES", "ATTR_PRECISION", "ATTR_PRECISION_MODE_ENUM",
+           "ATTR_KEEP_DTYPE", "ATTR_IMPL_MODE", "ATTR_MODEL_PRECISION", "ATTR_MODEL_DTYPE_COUNTS",
+           "RESERVED"]
 
 ATTR_ORIGIN = "_datadump_original_op_names"        # framework op names a node stands for
 ATTR_PARENT_INDEX = "_parent_node_index"          # subgraph Data -> input index of its parent
@@ -21,5 +23,12 @@ ATTR_PASS_NAME = "_fusion_pass_name"              # passes that created a node, 
 ATTR_TARGET = "_pyatc_target"                     # model attribute: the OM runs on the host
 ATTR_CUSTOM_PACKAGE = "_custom_op_package"        # "<package> <version>" of a custom op
 ATTR_CUSTOM_PACKAGES = "_custom_op_packages"      # model attribute: every package used
+
+ATTR_PRECISION = "_pyatc_precision"               # dtype-assignment decision of a float op
+ATTR_PRECISION_MODE_ENUM = "_precision_mode_enum"  # CANN FE's PrecisionMode value of the op
+ATTR_KEEP_DTYPE = "_keep_dtype"                   # --keep_dtype pinned the op (CANN: 1)
+ATTR_IMPL_MODE = "_op_impl_mode_enum"             # implementation variant (CANN's bit values)
+ATTR_MODEL_PRECISION = "_pyatc_precision_mode"    # model attribute: the precision mode
+ATTR_MODEL_DTYPE_COUNTS = "_pyatc_precision_dtype_counts"  # model attribute: "dtype:count"
 
 RESERVED = tuple(value for name, value in sorted(globals().items()) if name.startswith("ATTR_"))
