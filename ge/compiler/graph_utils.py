@@ -23,12 +23,16 @@ def input_const(node: Node, i: int) -> Optional[np.ndarray]:
     return None if edge is None else const_value(edge[0])
 
 
-def make_const(graph: Graph, name: str, array: np.ndarray, origin=()) -> Node:
+def make_const(graph: Graph, name: str, array: np.ndarray, origin=(), data_type=None) -> Node:
+    """A Const holding `array`; `data_type` names a type numpy lacks (DT_BF16: uint16 bits)."""
     from ge.graph.types import from_numpy_dtype
     from ge.graph.tensor import TensorDesc
     const = graph.add_node("Const", graph.unique_name(name), output_names=["y"], origin=origin)
-    const.set_attr("value", Tensor.from_numpy(array))
-    desc = TensorDesc(list(array.shape), data_type=from_numpy_dtype(array.dtype))
+    value = Tensor.from_numpy(array)
+    if data_type is not None:
+        value._dtype = data_type
+    const.set_attr("value", value)
+    desc = TensorDesc(list(array.shape), data_type=data_type or from_numpy_dtype(array.dtype))
     const.update_output_desc(0, desc)
     return const
 

@@ -11,7 +11,8 @@ from ge import ops
 from ge.ops import Role
 from ge.errors import GeError
 from ge.graph import Graph, Node
-from ge.graph.types import dtype_size, from_numpy_dtype
+from ge.graph.lowprec import call_lowprec
+from ge.graph.types import DataType, dtype_size, from_numpy_dtype
 
 from ge.passes.runner import blame_pass
 from .branches import inline_constant_ifs, push_constants
@@ -113,7 +114,7 @@ def _infer_value(node: Node, opdef, values: dict) -> None:
     if not any(v is not None for v in inputs):
         return
     try:
-        outputs = opdef.kernel(inputs, ops.resolved_attrs(opdef, node))
+        outputs = _run_kernel(opdef, node, inputs)
     except Exception:  # noqa: BLE001 - a value we cannot compute is simply unknown
         log.debug("no compile-time value for %s (%s)", node.name, node.type, exc_info=True)
         return
@@ -121,6 +122,14 @@ def _infer_value(node: Node, opdef, values: dict) -> None:
         arr = np.asarray(out)
         if arr.size <= VALUE_LIMIT_ELEMENTS:
             values[(node.name, idx)] = arr
+
+
+def _run_kernel(opdef, node: Node, inputs: list) -> list:
+    """The registry kernel of `node` on `inputs`, float16/bfloat16 slots computed in float32
+    and rounded as the compiled kernels do (ge.graph.lowprec)."""
+    return call_lowprec(opdef.kernel, inputs, ops.resolved_attrs(opdef, node),
+                        [node.in_desc(i).data_type for i in range(node.num_inputs)],
+                        [node.out_desc(i).data_type for i in range(node.num_outputs)])
 
 
 def _known_value(edge, values: dict):
@@ -192,7 +201,7 @@ def fold_constants(graph: Graph, dead_code: bool = True) -> int:
             continue
         try:
             outputs = ([shape_value] if shape_value is not None
-                       else opdef.kernel(values, ops.resolved_attrs(opdef, node)))
+                       else _run_kernel(opdef, node, values))
         except Exception:  # noqa: BLE001 - e.g. in a branch never taken (not inferred either)
             log.debug("not folded: %s (%s)", node.name, node.type, exc_info=True)
             continue
@@ -208,8 +217,10 @@ def fold_constants(graph: Graph, dead_code: bool = True) -> int:
             arr = np.asarray(out)
             if arr.dtype == np.float64 and node.out_desc(idx).data_type != from_numpy_dtype(arr.dtype):
                 arr = arr.astype(np.float32)
+            bf16 = node.out_desc(idx).data_type == DataType.DT_BF16
             const = make_const(graph, f"{node.name}_folded" if idx == 0 else
-                               f"{node.name}_folded_{idx}", arr, origin=node.origin)
+                               f"{node.name}_folded_{idx}", arr, origin=node.origin,
+                               data_type=DataType.DT_BF16 if bf16 else None)
             graph.replace_uses((node, idx), (const, 0))
         graph.erase_node(node)
         folded += 1

@@ -11,6 +11,9 @@ PartitionedCall run their subgraphs: a subgraph Data node with `_parent_node_ind
 parent's input slot p (If: slot 0 is `cond`, so branch input i has p = i + 1, spec/ir-ops.md
 §1.9; PartitionedCall: p = i).  Without the attribute, the Data `index` is used the same way.
 Subgraph NetOutput input k becomes parent output k.
+
+float16 and bfloat16 tensors (bfloat16 as uint16 bit patterns) are computed in float32 and
+rounded to their type, as the compiled kernels do (ge.graph.lowprec).
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ import numpy as np
 
 from ge.graph.attr_names import ATTR_PARENT_INDEX
 from ge.errors import GeError
+from ge.graph.lowprec import call_lowprec
 
 from . import Role, lookup, resolved_attrs, role_of
 
@@ -52,7 +56,9 @@ def run_node(node, inputs: list) -> list:
         raise _error(node, "the op has no reference kernel")
     attrs = resolved_attrs(opdef, node)
     try:
-        outs = opdef.kernel(inputs, attrs)
+        outs = call_lowprec(opdef.kernel, inputs, attrs,
+                            [node.in_desc(i).data_type for i in range(node.num_inputs)],
+                            [node.out_desc(i).data_type for i in range(node.num_outputs)])
     except GeError:
         raise
     except (ValueError, TypeError, IndexError, KeyError, OverflowError) as e:

@@ -257,9 +257,9 @@ def _graph_plan(gd, spaces: _Spaces, tasks: dict, graph_index: int, source: str,
                            or _attr(op, ATTR_KERNEL_NAME, ""))
         step = Step(op.name, op.type, gd.name, list(_attr(op, ATTR_ORIGIN, []) or []),
                     inputs, outputs, kernel_name=kernel_name, attrs=_op_attrs(op))
+        step.io = (_slot_types(op.input_i, op.input_desc), _slot_types(op.output_i,
+                                                                       op.output_desc))
         if kernel_name:
-            step.io = (_slot_types(op.input_i, op.input_desc), _slot_types(op.output_i,
-                                                                           op.output_desc))
             ws = [(a, b) for a, b in zip(op.workspace, op.workspace_bytes)]
             step.attrs["__workspace__"] = ws
             for a, b in ws:
@@ -271,7 +271,7 @@ def _graph_plan(gd, spaces: _Spaces, tasks: dict, graph_index: int, source: str,
 def _slot_types(addresses, descs) -> list:
     """What the model gives a kernel per slot, in its signature's terms (ge.runtime._validate)."""
     from ge.graph.serialize import from_proto_dtype
-    return [None if addr < 0 else [[int(d) for d in descs[k].shape.dim],
+    return [None if addr < 0 or k >= len(descs) else [[int(d) for d in descs[k].shape.dim],
                                    from_proto_dtype(int(descs[k].dtype)).name]
             for k, addr in enumerate(addresses)]
 

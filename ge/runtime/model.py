@@ -20,6 +20,7 @@ import numpy as np
 
 from ge.graph.attr_names import ATTR_CUSTOM_PACKAGE, ATTR_KERNEL_SHA256
 from ge.errors import GeError
+from ge.graph.lowprec import call_lowprec
 from ge.ops import Role, role_of
 from ._errors import BAD_INPUT, EXEC_FAILED, FILE_OPEN, INVALID_OM, UNSUPPORTED_OP
 from ._kernels import KernelLibrary
@@ -236,10 +237,13 @@ def _reference_runner(step: Step, source: str):
                                        f" in ge.ops"})
     attrs = _resolved(opdef, step)
     kernel = opdef.kernel
+    # float16 / bfloat16 slots compute in float32, rounded as compiled kernels do
+    in_types = [t and t[1] for t in step.io[0]] if step.io else []
+    out_types = [t and t[1] for t in step.io[1]] if step.io else []
 
     def call(_step):
         try:
-            results = kernel(list(step.inputs), attrs)
+            results = call_lowprec(kernel, list(step.inputs), attrs, in_types, out_types)
         except GeError:
             raise
         except (ValueError, TypeError, IndexError, KeyError, ArithmeticError) as e:

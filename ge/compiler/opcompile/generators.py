@@ -5,7 +5,9 @@ An op supports the AIcore / Vector engines iff its OpDef names a generator here 
 generator accepts the node's signature: `check_supported`); everything else runs on the AiCpu
 engine with the op's numpy reference kernel.  `const_inputs` (from `OpDef.kernel_consts`)
 names the input slots whose constant values the generator reads (they become part of the
-signature and the cache key); -1 = last slot.
+signature and the cache key); -1 = last slot.  Every renderer also serves float16/bfloat16
+signatures through its float32 kernel (lowprec.with_low_precision) when it does not handle them
+itself.
 """
 from __future__ import annotations
 
@@ -16,8 +18,9 @@ from ge import ops
 
 from . import gen_aipp, gen_elementwise, gen_layout, gen_matmul, gen_pool, gen_quant, gen_reduce
 from . import gen_recurrent
-from . import gen_custom
+from . import gen_cast, gen_custom
 from .cgen import KernelSource, Unsupported
+from .lowprec import with_low_precision
 
 __all__ = ["KernelGen", "RENDERERS", "generator_for", "check_supported", "render"]
 
@@ -46,6 +49,7 @@ RENDERERS = {
     "quant": ("quant", gen_quant.VERSION, gen_quant.render_quant),
     "quant_matmul": ("quant", gen_quant.VERSION, gen_quant.render_quant_matmul),
     "quant_conv": ("quant", gen_quant.VERSION, gen_quant.render_quant_conv),
+    "cast": ("cast", gen_cast.VERSION, gen_cast.render_cast),
     "custom": ("custom", gen_custom.VERSION, gen_custom.render_custom),  # docs/custom-ops.md
 }
 
@@ -58,7 +62,8 @@ def generator_for(op_type: str) -> Optional[KernelGen]:
     if row is None:  # a registry entry naming no generator is a defect of that entry
         raise KeyError(f"op {op_type} names kernel generator {opdef.kernel_gen!r}; known: "
                        f"{', '.join(RENDERERS)}")
-    return KernelGen(*row, opdef.kernel_consts)
+    family, version, renderer = row
+    return KernelGen(family, version, with_low_precision(renderer), opdef.kernel_consts)
 
 
 def render(sig) -> KernelSource:

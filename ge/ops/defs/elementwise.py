@@ -14,6 +14,7 @@ import numpy as np
 from ._common import (DT, VT, AttrSpec, OpDef, Port, Role,
                       broadcast_shapes, dtype_of, infer_broadcast,
                       np_dtype, promote, register, shape_of)
+from ge.graph.lowprec import f32_to_bf16
 from ge.graph.types import from_numpy_dtype
 
 FAMILY = "elementwise"
@@ -198,7 +199,12 @@ def infer_cast(ctx):
 
 
 def kernel_cast(ins, attrs):
-    return [ins[0].astype(np_dtype(DT(attrs["dst_type"])))]
+    """Run through ge.graph.lowprec.call_lowprec, a bfloat16 input arrives as float32; a
+    bfloat16 output is returned as its bit patterns (rounded to nearest even)."""
+    dst = DT(attrs["dst_type"])
+    if dst == DT.DT_BF16:
+        return [f32_to_bf16(np.asarray(ins[0]).astype(np.float32))]
+    return [ins[0].astype(np_dtype(dst))]
 
 
 def infer_select(ctx):
@@ -252,7 +258,7 @@ for _name, _fn, _rule, _attrs in UNARY:
                    infer=unary_infer(_rule), kernel=unary_kernel(_fn, _rule),
                    family=FAMILY, doc=f"elementwise {_name}"))
 
-register(OpDef("Cast", inputs=(Port("x"),), outputs=(Port("y"),),
+register(OpDef("Cast", inputs=(Port("x"),), outputs=(Port("y"),), kernel_gen="cast",
                attrs=(AttrSpec("dst_type", VT.VT_INT),), infer=infer_cast, kernel=kernel_cast,
                family=FAMILY, doc="dtype conversion; dst_type is a GE DataType enum value"))
 register(OpDef("SelectV2", kernel_gen="elementwise",

@@ -1,0 +1,180 @@
+"""float16 / bfloat16 kernels from the float32 generators, for every generator row at once.
+
+A generator is first asked for the node's own signature.  When it refuses one that has
+float16/bfloat16 tensors, it is asked again for the same signature with those tensors made
+float32; the kernel is then that float32 kernel (a static function of the same translation
+unit) inside a wrapper that widens each low-precision input into the workspace (exact), calls
+it, and rounds each low-precision output from its float32 buffer in the workspace to nearest,
+ties to even (ge.graph.lowprec has the same rule for the reference kernels).  Matrix products
+and convolutions thus take float16 operands and accumulate in float32, as the device's cube
+unit does.  Workspace: the float32 kernel's own first, then one 64-byte-aligned float32 buffer
+per converted slot.  docs/kernel-abi.md, "Low precision".
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ge.kernel_abi import KERNEL_SYMBOL, SIGNATURE_SYMBOL, VERSION_SYMBOL, WORKSPACE_SYMBOL
+
+from .cgen import KernelSource, Unsupported, kernel_head, numel
+
+__all__ = ["VERSION", "LOW_DTYPES", "CONVERT_C", "with_low_precision", "promote_signature",
+           "has_low_precision"]
+
+VERSION = 1
+LOW_DTYPES = ("DT_FLOAT16", "DT_BF16")
+INNER = "ge_f32_kernel"          # the float32 kernel inside a wrapper (internal linkage)
+_ALIGN = 64
+
+# Exact widening and round-to-nearest-even narrowing, bit for bit numpy's float32 <-> float16
+# conversions: a NaN keeps its sign and the top of its payload (a quiet NaN stays quiet; a
+# payload that would vanish becomes 1), overflow gives infinity, float16 subnormals are rounded
+# exactly.  bfloat16: a NaN becomes the quiet NaN of its top 16 bits.
+CONVERT_C = r"""
+static inline float ge_f16_to_f32(uint16_t h)
+{
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;
+    if (exp == 0x1fu) {
+        bits = sign | 0x7f800000u | (man << 13);
+    } else if (exp != 0) {
+        bits = sign | ((exp + 112u) << 23) | (man << 13);
+    } else if (man == 0) {
+        bits = sign;
+    } else {                                    /* subnormal: normalise */
+        exp = 113u;
+        while (!(man & 0x400u)) { man <<= 1; --exp; }
+        bits = sign | (exp << 23) | ((man & 0x3ffu) << 13);
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+static inline uint16_t ge_f32_to_f16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    const uint32_t sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
+    if (ax > 0x7f800000u) {                     /* NaN: top payload bits, never zero */
+        const uint32_t r = 0x7c00u + ((ax & 0x7fffffu) >> 13);
+        return (uint16_t)(sign | (r == 0x7c00u ? 0x7c01u : r));
+    }
+    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);   /* >= 65520: infinity */
+    if (ax >= 0x38800000u) {                                    /* normal float16 */
+        const uint32_t r = ax - 0x38000000u;
+        return (uint16_t)(sign | ((r + 0xfffu + ((r >> 13) & 1u)) >> 13));
+    }
+    const uint32_t e = ax >> 23;
+    if (e < 102u) return (uint16_t)sign;                        /* below half the least */
+    const uint32_t m = (ax & 0x7fffffu) | 0x800000u, shift = 126u - e;
+    uint32_t q = m >> shift;
+    const uint32_t rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+    if (rem > half || (rem == half && (q & 1u))) ++q;
+    return (uint16_t)(sign | q);
+}
+
+static inline float ge_bf16_to_f32(uint16_t b)
+{
+    const uint32_t bits = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+static inline uint16_t ge_f32_to_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
+    return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+"""
+_WIDEN = {"DT_FLOAT16": "ge_f16_to_f32", "DT_BF16": "ge_bf16_to_f32"}
+_NARROW = {"DT_FLOAT16": "ge_f32_to_f16", "DT_BF16": "ge_f32_to_bf16"}
+_RENAMED = {KERNEL_SYMBOL: INNER, VERSION_SYMBOL: "ge_f32_abi_version",
+            SIGNATURE_SYMBOL: "ge_f32_signature", WORKSPACE_SYMBOL: "ge_f32_workspace_bytes"}
+
+
+def has_low_precision(sig) -> bool:
+    return any(t is not None and t.dtype in LOW_DTYPES for t in sig.inputs + sig.outputs)
+
+
+def promote_signature(sig):
+    """The signature with every float16/bfloat16 tensor made float32."""
+    def up(t):
+        return t if t is None or t.dtype not in LOW_DTYPES else replace(t, dtype="DT_FLOAT")
+    return replace(sig, inputs=tuple(up(t) for t in sig.inputs),
+                   outputs=tuple(up(t) for t in sig.outputs))
+
+
+def _align(n: int) -> int:
+    return (n + _ALIGN - 1) // _ALIGN * _ALIGN
+
+
+def wrap(sig, inner: KernelSource) -> KernelSource:
+    """The kernel of `sig` around `inner`, the float32 kernel of promote_signature(sig)."""
+    offset = _align(inner.workspace_bytes)
+    convert_in, convert_out, in_ptrs, out_ptrs = [], [], [], []
+    for k, t in enumerate(sig.inputs):
+        if t is None or t.dtype not in LOW_DTYPES:
+            in_ptrs.append(f"inputs[{k}]")
+            continue
+        n = numel(t.shape)
+        in_ptrs.append(f"ws + {offset}")
+        convert_in += [f"    {{ const uint16_t *s = (const uint16_t *)inputs[{k}]; "
+                       f"float *d = (float *)(ws + {offset});",
+                       f"      for (int64_t i = 0; i < {n}; ++i) d[i] = {_WIDEN[t.dtype]}(s[i]); }}"]
+        offset = _align(offset + 4 * n)
+    for k, t in enumerate(sig.outputs):
+        if t.dtype not in LOW_DTYPES:
+            out_ptrs.append(f"outputs[{k}]")
+            continue
+        n = numel(t.shape)
+        out_ptrs.append(f"ws + {offset}")
+        convert_out += [f"    {{ const float *s = (const float *)(ws + {offset}); "
+                        f"uint16_t *d = (uint16_t *)outputs[{k}];",
+                        f"      for (int64_t i = 0; i < {n}; ++i) d[i] = {_NARROW[t.dtype]}(s[i]); }}"]
+        offset = _align(offset + 4 * n)
+    head = kernel_head(sig, "lowprec", VERSION, blas=inner.needs_blas)
+    includes = [line for line in head if line.startswith("#include")]
+    text = [head[0]] + includes + [
+        f"static int {INNER}(void *const *inputs, void *const *outputs, void *workspace);",
+        "/* the float32 kernel, its ABI symbols renamed */"]
+    text += [f"#define {s} {renamed}" for s, renamed in _RENAMED.items()]
+    text += [inner.c_source]
+    text += [f"#undef {s}" for s in _RENAMED]
+    text += [line for line in head if not line.startswith("#include")][1:]
+    text += [CONVERT_C]
+    text += [f"int {KERNEL_SYMBOL}(void *const *inputs, void *const *outputs, void *workspace)",
+             "{",
+             "    char *ws = (char *)workspace;",
+             f"    void *in32[] = {{{', '.join(in_ptrs) or 'NULL'}}};",
+             f"    void *out32[] = {{{', '.join(out_ptrs) or 'NULL'}}};",
+             "    (void)ws;"]
+    text += convert_in
+    text += [f"    const int rc = {INNER}(in32, out32, workspace);",
+             "    if (rc != 0) return rc;"]
+    text += convert_out
+    text += ["    return 0;", "}",
+             f"const unsigned long long {WORKSPACE_SYMBOL} = {offset}ull;", ""]
+    return KernelSource("\n".join(text), workspace_bytes=offset, needs_blas=inner.needs_blas)
+
+
+def with_low_precision(renderer):
+    """`renderer` (OpSignature -> KernelSource) that also serves float16/bfloat16 signatures
+    through its float32 kernel when it does not handle them itself."""
+    def render(sig) -> KernelSource:
+        try:
+            return renderer(sig)
+        except Unsupported as native:
+            if not has_low_precision(sig):
+                raise
+            try:
+                inner = renderer(promote_signature(sig))
+            except Unsupported as exc:
+                raise Unsupported(f"{native}; with float32 tensors: {exc}") from None
+            return wrap(sig, inner)
+    render.__wrapped__ = renderer
+    render.__name__ = getattr(renderer, "__name__", "render")
+    return render
