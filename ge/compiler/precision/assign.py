@@ -160,11 +160,18 @@ class _Rewriter:
 
     def _fold(self, src, port: int, want: DataType) -> Optional[tuple]:
         from ge.compiler.graph_utils import const_value, make_const
+        from ge.graph.lowprec import bf16_to_f32, f32_to_bf16
         value = const_value(src)
-        if value is None or want == DataType.DT_BF16 or value.dtype.kind != "f":
+        have = src.out_desc(port).data_type
+        if value is None or have not in FLOATS:
             return None
-        const = make_const(self.graph, f"{src.name}_{dtype_name(want)}",
-                           value.astype(to_numpy_dtype(want)), origin=src.origin)
+        wide = bf16_to_f32(value) if have == DataType.DT_BF16 else value.astype(np.float32)
+        if want == DataType.DT_BF16:
+            array, data_type = f32_to_bf16(wide), DataType.DT_BF16
+        else:
+            array, data_type = wide.astype(to_numpy_dtype(want)), None
+        const = make_const(self.graph, f"{src.name}_{dtype_name(want)}", array,
+                           origin=src.origin, data_type=data_type)
         self.folded += 1
         return const, 0
 
