@@ -63,6 +63,11 @@ def model_info_lines(info: dict, cmdline: str) -> list[str]:
         lines.append("om       info: " + ", ".join(f"{k}[{num(k)} B]" for k in _INFO_OM) + ".")
     for source, config in info.get("aipp") or ():
         lines.append(f"aipp     info: input[{source}], config[{config}].")
+    if info.get("precision_mode"):          # ours: the dtype-assignment stage's record
+        counts = ", ".join(f"{d}[{n}]" for d, n in
+                           (item.rsplit(":", 1) for item in info.get("precision_dtypes") or ()))
+        lines.append(f"precision info: precision_mode[{info['precision_mode']}]"
+                     + (f", float ops per dtype: {counts}" if counts else "") + ".")
     if info.get("custom_op_packages"):      # ours: the packages the runtime needs
         lines.append("custom   info: custom operator packages[" +
                      ", ".join(info["custom_op_packages"]) + "].")

@@ -17,7 +17,8 @@ from google.protobuf import text_format
 from google.protobuf.descriptor import FieldDescriptor
 
 from ge.fsutil import read_text_regular
-from ge.graph.attr_names import ATTR_CUSTOM_PACKAGES, ATTR_TARGET
+from ge.graph.attr_names import (ATTR_CUSTOM_PACKAGES, ATTR_MODEL_DTYPE_COUNTS, ATTR_MODEL_PRECISION,
+                                 ATTR_TARGET)
 from ge.proto import ge_ir as pb
 from ge.proto.schema import is_repeated
 from .container import PartitionType, om_error
@@ -107,6 +108,8 @@ def om_info(path: str) -> dict:
     info["target"] = om.model_attr(ATTR_TARGET, "")
     info["aipp"] = aipp_configs(om.model_def)
     info["custom_op_packages"] = list(om.model_attr(ATTR_CUSTOM_PACKAGES, None) or [])
+    info["precision_mode"] = om.model_attr(ATTR_MODEL_PRECISION, "")
+    info["precision_dtypes"] = list(om.model_attr(ATTR_MODEL_DTYPE_COUNTS, None) or [])
     return info
 
 

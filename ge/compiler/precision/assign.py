@@ -16,7 +16,6 @@ from typing import Mapping, Optional
 import numpy as np
 
 from ge import ops
-from ge.errors import warn
 from ge.graph import DataType, Graph
 from ge.graph.attr_names import (ATTR_IMPL_MODE, ATTR_KEEP_DTYPE, ATTR_PRECISION,
                                  ATTR_PRECISION_MODE_ENUM)
@@ -133,8 +132,9 @@ def _decide(node, policy: modes.Policy, cfg: PrecisionConfig, lists: Mapping,
 class _Rewriter:
     """Inserts, reuses, cancels and folds Casts in one graph."""
 
-    def __init__(self, graph: Graph):
+    def __init__(self, graph: Graph, clip: bool = True):
         self.graph = graph
+        self.clip = clip            # --is_weight_clip: float16 weights saturate, never inf
         self.casts: dict = {}       # (producer name, port, dtype) -> (node, port)
         self.folded = 0
 
@@ -168,6 +168,9 @@ class _Rewriter:
         wide = bf16_to_f32(value) if have == DataType.DT_BF16 else value.astype(np.float32)
         if want == DataType.DT_BF16:
             array, data_type = f32_to_bf16(wide), DataType.DT_BF16
+        elif want == DataType.DT_FLOAT16 and self.clip:
+            limit = np.finfo(np.float16).max
+            array, data_type = np.clip(wide, -limit, limit).astype(np.float16), None
         else:
             array, data_type = wide.astype(to_numpy_dtype(want)), None
         const = make_const(self.graph, f"{src.name}_{dtype_name(want)}", array,
@@ -200,7 +203,7 @@ def _set_dtype(desc_of, n: int, wanted) -> None:
 
 def _assign_graph(graph: Graph, policy: modes.Policy, cfg: PrecisionConfig,
                   summary: PrecisionSummary) -> None:
-    rw = _Rewriter(graph)
+    rw = _Rewriter(graph, cfg.weight_clip)
     lists = cfg.lists
     low = policy.low
 

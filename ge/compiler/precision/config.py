@@ -21,6 +21,7 @@ OPT_CUSTOMIZE_DTYPES = "ge.customizeDtypes"
 OPT_OP_PRECISION_MODE = "ge.exec.op_precision_mode"
 OPT_IMPLMODE = "ge.opSelectImplmode"
 OPT_IMPLMODE_LIST = "ge.optypelistForImplmode"
+OPT_WEIGHT_CLIP = "ge.is_weight_clip"
 WARN_UNMATCHED = "WP0250"
 _DEFAULT_IMPL = "high_performance"
 
@@ -34,6 +35,7 @@ class PrecisionConfig:
     impl_by_name: dict = field(default_factory=dict)    # node name -> mode name
     impl_all: str = ""               # *_for_all: every op
     files: dict = field(default_factory=dict)           # option -> path, for warnings
+    weight_clip: bool = True         # --is_weight_clip (ge.is_weight_clip), default 1
 
     def keeps(self, node) -> bool:
         return any(s.matches(node) for s in self.keep)
@@ -72,6 +74,7 @@ def read_config(options: Mapping[str, str], policy: modes.Policy) -> PrecisionCo
         cfg.custom = files.read_customize_dtypes(path)
         cfg.files["customize_dtypes"] = path
     _read_impl_modes(options, cfg)
+    cfg.weight_clip = (options.get(OPT_WEIGHT_CLIP) or "1").strip() != "0"
     return cfg
 
 
