@@ -31,7 +31,7 @@ def _net() -> CaffeNet:
 def _compile(atc_main, work, *args):
     prototxt, weight = _net().save(work)
     run = atc_main("--framework=0", f"--model={prototxt}", f"--weight={weight}",
-                   "--output=m", f"--soc_version={SAMPLE_SOC}", *args, cwd=work)
+                   "--output=m", f"--soc_version={SAMPLE_SOC}", "--precision_mode=must_keep_origin_dtype", *args, cwd=work)
     assert run.rc == 0, run.text
     return load(str(work / "m.om"))
 

@@ -59,7 +59,7 @@ V2_TO_V1 = {"fp16": "force_fp16", "origin": "must_keep_origin_dtype",
 _REFUSED_V2 = ("cube_hif8", "mixed_hif8")
 
 # CANN's ATC default (--precision_mode force_fp16, --precision_mode_v2 fp16, every SoC family).
-DEFAULT_MODE = "must_keep_origin_dtype"   # SWITCH: CANN default force_fp16
+DEFAULT_MODE = "force_fp16"
 
 
 def mode_names() -> tuple:
