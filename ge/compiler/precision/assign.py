@@ -21,7 +21,7 @@ from ge.graph.attr_names import (ATTR_IMPL_MODE, ATTR_KEEP_DTYPE, ATTR_PRECISION
                                  ATTR_PRECISION_MODE_ENUM)
 from ge.graph.types import to_numpy_dtype
 from ge.ops import Role
-from ge.ops.precision import BLACK, GRAY, WHITE, is_cube, precision_list
+from ge.ops.precision import BLACK, WHITE, is_cube, precision_list
 
 from . import modes
 from .config import PrecisionConfig, read_config

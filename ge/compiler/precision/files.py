@@ -6,7 +6,7 @@ from __future__ import annotations
 import configparser
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ge.errors import GeError
 from ge.graph import DataType
