@@ -136,3 +136,19 @@ def test_unmatched_keep_dtype_lines_warn(bert, tmp_path):
     assert all(v[1] == "float16" for v in kept.values())
     codes = [w for w in take_warnings() if w.code == "WP0250"]
     assert len(codes) == 1 and "no_such_op" in str(codes[0]) and str(cfg) in str(codes[0])
+
+
+def test_both_modes_through_options_is_e10056(ci_onnx, build_om, tmp_path):
+    from ge.errors import GeError
+    with pytest.raises(GeError) as caught:
+        build_om(ci_onnx("bert"), tmp_path / "both.om", {
+            "ge.exec.precision_mode": "force_fp16", "ge.exec.precision_mode_v2": "fp16"})
+    assert caught.value.code == "E10056" and not (tmp_path / "both.om").exists()
+
+
+def test_default_is_force_fp16(ci_onnx, build_om, tmp_path):
+    from ge.om import read_om
+    from ge.graph.attr_names import ATTR_MODEL_PRECISION
+    om = build_om(ci_onnx("bert"), tmp_path / "default.om")
+    assert read_om(om).model_attr(ATTR_MODEL_PRECISION) == "force_fp16"
+    assert {v[1] for v in decisions(om).values()} == {"float16"}
