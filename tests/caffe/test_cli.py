@@ -175,7 +175,8 @@ def test_python_api_builds_the_graph_atc_builds(atc_main, tmp_path):
     prototxt, weight = tmp_path / "cli.prototxt", tmp_path / "cli.caffemodel"
     graph = parse_caffe(prototxt, weight, {"ge.outputNodeName": "right;conv1"}, "m")
     save_model(str(tmp_path / "api.om"),
-               build_model(graph, {"ge.socVersion": SAMPLE_SOC}))
+               build_model(graph, {"ge.socVersion": SAMPLE_SOC,
+                                   "ge.exec.precision_mode": "must_keep_origin_dtype"}))
     api_model = load(str(tmp_path / "api.om"))
     assert [o.shape for o in api_model.outputs] == [o.shape for o in atc_model.outputs]
 
