@@ -137,6 +137,7 @@ class _Rewriter:
         self.clip = clip            # --is_weight_clip: float16 weights saturate, never inf
         self.casts: dict = {}       # (producer name, port, dtype) -> (node, port)
         self.folded = 0
+        self.superseded: set = set()   # constants and Casts whose readers may have moved away
 
     def feed(self, dst, slot: int, want: DataType) -> None:
         edge = dst.input(slot)
@@ -176,6 +177,7 @@ class _Rewriter:
         const = make_const(self.graph, f"{src.name}_{dtype_name(want)}", array,
                            origin=src.origin, data_type=data_type)
         self.folded += 1
+        self.superseded.add(src.name)
         return const, 0
 
     def _cancel(self, src, want: DataType) -> Optional[tuple]:
@@ -183,7 +185,10 @@ class _Rewriter:
         if src.type != "Cast" or src.input(0) is None:
             return None
         inner = src.input(0)
-        return inner if inner[0].out_desc(inner[1]).data_type == want else None
+        if inner[0].out_desc(inner[1]).data_type != want:
+            return None
+        self.superseded.add(src.name)
+        return inner
 
     def _cast(self, src, port: int, want: DataType) -> tuple:
         desc = src.out_desc(port)
@@ -231,7 +236,7 @@ def _assign_graph(graph: Graph, policy: modes.Policy, cfg: PrecisionConfig,
         for i in range(node.num_inputs):
             rw.feed(node, i, node.in_desc(i).data_type)
     _drop_identity_casts(graph)
-    _drop_dead(graph)
+    _drop_dead(graph, rw.superseded)
     summary.folded += rw.folded
     summary.casts += sum(1 for n in graph.nodes if n.type == "Cast")
 
@@ -260,20 +265,15 @@ def _drop_identity_casts(graph: Graph) -> None:
             bypass(graph, node)
 
 
-def _drop_dead(graph: Graph) -> None:
-    """Casts and constants the stage left without consumers (superseded by folded ones)."""
-    changed = True
-    while changed:
-        changed = False
-        for node in list(graph.nodes):
-            role = ops.role_of(node.type)
-            if node.type != "Cast" and role is not Role.CONST:
-                continue
-            if any(node.consumers(i) for i in range(node.num_outputs)) or \
-                    node.get_out_control_nodes():
-                continue
-            graph.erase_node(node)
-            changed = True
+def _drop_dead(graph: Graph, superseded: set) -> None:
+    """Constants and Casts the stage left without readers (replaced by a converted constant,
+    or a Cast read through); what the graph had unread before stays."""
+    for name in sorted(superseded):
+        node = graph.node(name)
+        if node is None or any(node.consumers(i) for i in range(node.num_outputs)) or \
+                node.get_out_control_nodes():
+            continue
+        graph.erase_node(node)
 
 
 def _apply_impl_modes(graph: Graph, cfg: PrecisionConfig) -> None:
