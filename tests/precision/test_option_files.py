@@ -152,3 +152,26 @@ def test_default_is_force_fp16(ci_onnx, build_om, tmp_path):
     om = build_om(ci_onnx("bert"), tmp_path / "default.om")
     assert read_om(om).model_attr(ATTR_MODEL_PRECISION) == "force_fp16"
     assert {v[1] for v in decisions(om).values()} == {"float16"}
+
+
+def test_is_weight_clip_saturates_float16_weights(build_om, tmp_path):
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+    from ge.om import read_om
+    w = np.array([[1e5, -2e5], [0.5, 3.0]], np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "clip",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2])],
+        [numpy_helper.from_array(w, "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+    def stored(clip: str):
+        om = read_om(build_om(model, tmp_path / f"clip{clip}.om",
+                              {"ge.exec.precision_mode": "force_fp16",
+                               "ge.is_weight_clip": clip}))
+        (const,) = [op for op in om.model_def.graph[0].op if op.type == "Const"]
+        offset = const.attr["value"].t.desc.data_offset
+        return np.frombuffer(om.weights, np.float16, 4, offset).reshape(2, 2)
+    assert stored("1").tolist() == [[65504.0, -65504.0], [0.5, 3.0]]
+    assert np.isinf(stored("0")[0]).all()

@@ -172,8 +172,9 @@ class _Rewriter:
         elif want == DataType.DT_FLOAT16 and self.clip:
             limit = np.finfo(np.float16).max
             array, data_type = np.clip(wide, -limit, limit).astype(np.float16), None
-        else:
-            array, data_type = wide.astype(to_numpy_dtype(want)), None
+        else:                       # unclipped float16: out of range is inf, as on the device
+            with np.errstate(over="ignore"):
+                array, data_type = wide.astype(to_numpy_dtype(want)), None
         const = make_const(self.graph, f"{src.name}_{dtype_name(want)}", array,
                            origin=src.origin, data_type=data_type)
         self.folded += 1
