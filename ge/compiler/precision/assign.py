@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 
 FLOATS = frozenset({DataType.DT_FLOAT, DataType.DT_FLOAT16, DataType.DT_BF16})
 _F32 = DataType.DT_FLOAT
+_F16_MAX = float(np.finfo(np.float16).max)
 # Families whose dtypes are fixed by what they do (quantisation, image preprocessing,
 # detection post-processing): the precision mode never changes them.
 _FIXED_FAMILIES = frozenset({"quant", "aipp", "detection"})
@@ -166,15 +167,17 @@ class _Rewriter:
         have = src.out_desc(port).data_type
         if value is None or have not in FLOATS:
             return None
-        wide = bf16_to_f32(value) if have == DataType.DT_BF16 else value.astype(np.float32)
+        wide = bf16_to_f32(value) if have == DataType.DT_BF16 else \
+            value.astype(np.float32, copy=False)
         if want == DataType.DT_BF16:
             array, data_type = f32_to_bf16(wide), DataType.DT_BF16
-        elif want == DataType.DT_FLOAT16 and self.clip:
-            limit = np.finfo(np.float16).max
-            array, data_type = np.clip(wide, -limit, limit).astype(np.float16), None
-        else:                       # unclipped float16: out of range is inf, as on the device
-            with np.errstate(over="ignore"):
+        else:
+            with np.errstate(over="ignore"):    # out of range: inf, as on the device ...
                 array, data_type = wide.astype(to_numpy_dtype(want)), None
+            if want == DataType.DT_FLOAT16 and self.clip and wide.size and \
+                    (wide.max() > _F16_MAX or wide.min() < -_F16_MAX):  # ... unless clipped
+                over = np.isinf(array) & np.isfinite(wide)
+                array[over] = np.copysign(_F16_MAX, wide[over])
         const = make_const(self.graph, f"{src.name}_{dtype_name(want)}", array,
                            origin=src.origin, data_type=data_type)
         self.folded += 1
