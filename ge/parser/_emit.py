@@ -26,13 +26,18 @@ def refuse(reason: str):
     raise ConvertError(reason)
 
 
-def make_tensor(array: np.ndarray) -> Tensor:
+def make_tensor(array: np.ndarray, data_type=None) -> Tensor:
     """Tensor.from_numpy, keeping 0-d arrays 0-d (from_numpy's ascontiguousarray makes them
-    1-d; reported to the IR owner)."""
+    1-d; reported to the IR owner).  `data_type` names a type numpy lacks (DT_BF16: the array
+    holds its uint16 bit patterns)."""
     array = np.asarray(array)
     if array.ndim == 0 and array.dtype.kind in "biuf" and array.dtype != np.float64:
-        return Tensor(array, data_type=from_numpy_dtype(array.dtype), shape=[])
-    return Tensor.from_numpy(array)
+        t = Tensor(array, data_type=from_numpy_dtype(array.dtype), shape=[])
+    else:
+        t = Tensor.from_numpy(array)
+    if data_type is not None:
+        t._dtype = data_type
+    return t
 
 
 def ir_not_registered(op_name: str, ir_type: str) -> GeError:

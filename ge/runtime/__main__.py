@@ -67,8 +67,9 @@ def main(argv: list) -> int:
     for _ in range(args["loop"]):
         outputs = model.run(inputs)
     elapsed = (time.perf_counter() - start) / args["loop"]
-    paths = write_outputs(args["output"], outputs, fmt) if args["output"] else [""] * len(outputs)
-    lines = [f"output {spec.index} {spec.name}: {value.dtype} {list(value.shape)}"
+    paths = write_outputs(args["output"], outputs, fmt, specs=model.outputs) if args["output"] else [""] * len(outputs)
+    lines = [f"output {spec.index} {spec.name}: "
+             f"{'bfloat16' if spec.data_type == 'DT_BF16' else value.dtype} {list(value.shape)}"
              + (f" -> {path}" if path else "") for spec, value, path in
              zip(model.outputs, outputs, paths)]
     lines.append(f"Inference average time: {elapsed * 1000:.3f} ms")

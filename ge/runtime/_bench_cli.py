@@ -98,7 +98,8 @@ def run_bench(model, args: dict, entries: list, fmt: str) -> list:
     def on_result(i: int, outputs: list) -> None:
         if args["output"]:
             prefix = f"{sets[i].name}_output" if sets[i].name else "output"
-            written.extend(write_outputs(args["output"], outputs, fmt, prefix=prefix))
+            written.extend(write_outputs(args["output"], outputs, fmt, prefix=prefix,
+                                         specs=model.outputs))
     progress = _Progress()
     try:
         latencies = timed_runs(model, cached.__getitem__, len(sets), args["loop"], on_result,

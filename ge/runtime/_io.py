@@ -2,7 +2,10 @@
 
 `.npy` files are read without pickles and checked against the model input before any copy;
 any other extension is raw bytes (`.bin`) whose size must be exactly the input's size, the
-shape and dtype then coming from the model.  Sizes are compared with the file size before
+shape and dtype then coming from the model.  float16/bfloat16 (docs/runtime.md, "float16 and
+bfloat16"): a .npy of float32 values is rounded to the input's type; a bfloat16 input is
+uint16 bit patterns (or ml_dtypes' '|V2' items), a bfloat16 output is written as float32
+values (.npy, .txt) or its bit patterns (.bin).  Sizes are compared with the file size before
 anything is allocated.
 """
 from __future__ import annotations
@@ -14,12 +17,14 @@ import numpy as np
 
 from ge.errors import GeError
 from ge.fsutil import publish
+from ge.graph.lowprec import bf16_to_f32, is_low_precision, narrow
 
 from ._aipp import DYNAMIC_AIPP_MODE
 from ._errors import BAD_INPUT, FILE_OPEN
 from ._plan import TensorSpec
 
-__all__ = ["read_input", "read_inputs", "write_outputs", "load_npy", "OUTPUT_FORMATS"]
+__all__ = ["read_input", "read_inputs", "write_outputs", "load_npy", "OUTPUT_FORMATS",
+           "low_precision_input", "output_values"]
 
 OUTPUT_FORMATS = ("NPY", "BIN", "TXT")
 
@@ -66,10 +71,32 @@ def load_npy(path: str, mmap_mode=None, what: str = "") -> np.ndarray:
                                             f"{type(e).__name__}: {e}"}) from None
 
 
+def low_precision_input(value: np.ndarray, spec: TensorSpec) -> np.ndarray:
+    """A float16/bfloat16 input given as float32 values is rounded to the type (nearest even);
+    a bfloat16 input given as raw 2-byte items (ml_dtypes' .npy: '|V2') is its bit patterns.
+    Anything else is returned unchanged (and checked by the caller)."""
+    if not is_low_precision(spec.data_type) or value.dtype == spec.dtype:
+        return value
+    if value.dtype == np.float32:
+        return narrow(value, spec.data_type)
+    if spec.data_type == "DT_BF16" and value.dtype.kind == "V" and value.dtype.itemsize == 2:
+        return value.view(np.uint16)
+    return value
+
+
+def output_values(value: np.ndarray, spec: TensorSpec, fmt: str) -> np.ndarray:
+    """What an output file holds: a bfloat16 output as float32 values (exact) in .npy and .txt
+    files, as its bit patterns in .bin files (the device's bytes)."""
+    if spec is not None and spec.data_type == "DT_BF16" and fmt != "BIN":
+        return bf16_to_f32(value)
+    return value
+
+
 def _read_npy(path: str, spec: TensorSpec) -> np.ndarray:
     arr = load_npy(path, "r", "input file ")
     if not isinstance(arr, np.ndarray):
         raise GeError(BAD_INPUT, {"reason": f"input file {path} holds no array"})
+    arr = low_precision_input(np.asarray(arr), spec)
     if arr.dtype != spec.dtype or tuple(arr.shape) != tuple(spec.shape):
         raise GeError(BAD_INPUT, {"reason": f"input file {path} holds {arr.dtype} "
                                             f"{list(arr.shape)}; input {spec.name} must be "
@@ -78,9 +105,9 @@ def _read_npy(path: str, spec: TensorSpec) -> np.ndarray:
 
 
 def write_outputs(directory: str, outputs: list, fmt: str = "NPY",
-                  prefix: str = "output") -> list:
+                  prefix: str = "output", specs: list = ()) -> list:
     """DIR/<prefix>_<i>.<npy|bin|txt>, each published atomically (ge.fsutil); returns the
-    paths."""
+    paths.  `specs` (the model's outputs) say which outputs are bfloat16 (output_values)."""
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError as e:
@@ -88,6 +115,7 @@ def write_outputs(directory: str, outputs: list, fmt: str = "NPY",
                                  f"directory: {e.strerror}"}) from None
     paths = []
     for i, value in enumerate(outputs):
+        value = output_values(value, specs[i] if i < len(specs) else None, fmt)
         path = os.path.join(directory, f"{prefix}_{i}.{fmt.lower()}")
         buffer = io.BytesIO()
         if fmt == "NPY":

@@ -51,6 +51,7 @@ class TensorSpec:
     dtype: np.dtype
     index: int
     aipp: str = ""      # _data_related_aipp_mode of an input that takes an AIPP image
+    data_type: str = ""  # GE DataType name; DT_BF16 is held as uint16 bit patterns
 
     @property
     def nbytes(self) -> int:
@@ -188,11 +189,16 @@ def _model_int(om, key: str, default: int) -> int:
         return default
 
 
+def _type_name(proto_dtype: int) -> str:
+    from ge.graph.serialize import from_proto_dtype
+    return from_proto_dtype(int(proto_dtype)).name
+
+
 def _np_dtype(proto_dtype: int, what: str, source: str) -> np.dtype:
     from ge.graph.serialize import from_proto_dtype
     dt = from_proto_dtype(int(proto_dtype))
     if dt == DataType.DT_BF16:
-        return np.dtype(np.uint16)   # raw bits; only compiled kernels compute on it
+        return np.dtype(np.uint16)   # bit patterns (docs/kernel-abi.md, "Low precision")
     try:
         dtype = to_numpy_dtype(dt)
     except (TypeError, ValueError):
@@ -221,7 +227,8 @@ def _graph_plan(gd, spaces: _Spaces, tasks: dict, graph_index: int, source: str,
                                          "reason": f"Data {op.name} has no output address"})
             view = spaces.view(op.output_i[0], op.output_desc[0], f"input {op.name}", True)
             spec = TensorSpec(op.name, view.shape, view.dtype, int(_attr(op, "index", 0)),
-                              str(_attr(op, "_data_related_aipp_mode", "")))
+                              str(_attr(op, "_data_related_aipp_mode", "")),
+                              _type_name(op.output_desc[0].dtype))
             plan.data.append((spec, view, _attr(op, ATTR_PARENT_INDEX)))
             continue
         inputs = _bind_inputs(op, spaces, what, source)
@@ -235,7 +242,9 @@ def _graph_plan(gd, spaces: _Spaces, tasks: dict, graph_index: int, source: str,
                 parent = None
                 if k < len(op.input_desc) and ATTR_PARENT_INDEX in op.input_desc[k].attr:
                     parent = int(op.input_desc[k].attr[ATTR_PARENT_INDEX].i)
-                plan.outputs.append((TensorSpec(name, v.shape, v.dtype, k), v, parent))
+                data_type = _type_name(op.input_desc[k].dtype) if k < len(op.input_desc) else ""
+                plan.outputs.append((TensorSpec(name, v.shape, v.dtype, k, "", data_type), v,
+                                     parent))
             continue
         outputs = []
         for k, addr in enumerate(op.output_i):

@@ -23,6 +23,7 @@ from ge.errors import GeError
 from ge.graph.lowprec import call_lowprec
 from ge.ops import Role, role_of
 from ._errors import BAD_INPUT, EXEC_FAILED, FILE_OPEN, INVALID_OM, UNSUPPORTED_OP
+from ._io import low_precision_input
 from ._kernels import KernelLibrary
 from ._plan import GraphPlan, Plan, Step, TensorSpec, build_plan, check_target
 from ._validate import check_kernel_step
@@ -159,6 +160,7 @@ class Model:
         for spec, value in zip(specs, arrays):
             if not isinstance(value, np.ndarray):
                 value = np.asarray(value)
+            value = low_precision_input(value, spec)
             if value.dtype != spec.dtype:
                 raise GeError(BAD_INPUT, {"reason": f"input {spec.name} must have dtype "
                                                     f"{spec.dtype}, got {value.dtype}"})

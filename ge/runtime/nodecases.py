@@ -24,6 +24,7 @@ from typing import Optional
 import numpy as np
 
 from ge.errors import GeError
+from ge.graph.lowprec import bf16_to_f32
 
 __all__ = ["NodeCase", "CaseResult", "FREEZE_INPUTS", "mapped_op_types", "collect_cases",
            "run_case", "onnx_version"]
@@ -283,6 +284,9 @@ def _check(outs: list, expected: list, rtol: float, atol: float) -> tuple:
     worst = 0.0
     for k, (got, want) in enumerate(zip(outs, expected)):
         want = np.asarray(want)
+        if want.dtype.name == "bfloat16" and got.dtype == np.uint16:
+            # onnx's expectation is an ml_dtypes array, ours the bit patterns (kernel-abi.md)
+            got, want = bf16_to_f32(got), want.astype(np.float32)
         if got.shape != want.shape:
             return f"output {k} shape {list(got.shape)}, expected {list(want.shape)}", worst
         if got.dtype != want.dtype:

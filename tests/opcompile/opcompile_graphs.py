@@ -14,7 +14,7 @@ def conv_relu_graph(dtype=DataType.DT_FLOAT, relus: int = 1) -> Graph:
     d = TensorDesc([1, 3, 8, 8], Format.FORMAT_NCHW, dtype)
     x.update_input_desc(0, d)
     x.update_output_desc(0, d)
-    npdt = np.float16 if dtype == DataType.DT_FLOAT16 else np.float32
+    npdt = {DataType.DT_FLOAT16: np.float16, DataType.DT_INT32: np.int32}.get(dtype, np.float32)
     w = g.add_node("Const", "w", attrs={"value": Tensor.from_numpy(np.ones((4, 3, 3, 3), npdt))},
                    output_names=["y"])
     prev = g.add_node("Conv2D", "conv", inputs=[(x, 0), (w, 0)], input_names=["x", "filter"],

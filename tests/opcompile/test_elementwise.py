@@ -78,9 +78,13 @@ def test_accumulate_n(rng):
     check_op("AccumulateNV2", xs, {"N": 3})
 
 
-def test_non_fp32_is_refused(rng):
+def test_non_float_arithmetic_is_refused(rng):
+    """Integer arithmetic has no kernel (float16/bfloat16 go through the float32 kernel:
+    test_lowprec.py)."""
     from ge.compiler.opcompile.generators import check_supported
     from kernel_check import make_sig
-    a = np.ones((2, 2), np.float16)
+    a = np.ones((2, 2), np.int32)
     reason = check_supported(make_sig("Add", [a, a], [a], {}))
-    assert reason and "DT_FLOAT16" in reason
+    assert reason and "DT_INT32" in reason
+    h = np.ones((2, 2), np.float16)
+    assert check_supported(make_sig("Add", [h, h], [h], {})) is None

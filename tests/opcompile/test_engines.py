@@ -65,14 +65,14 @@ def test_all_supporting_engines_excluded_is_ez3003():
     assert "conv (Conv2D)" in exc.value.message
 
 
-def test_fp16_falls_back_to_aicpu_with_reason_in_ez3003():
+def test_fp16_runs_on_aicore_and_unsupported_dtypes_fall_back_with_reason_in_ez3003():
     g = conv_relu_graph(DataType.DT_FLOAT16)
     place_engines(g, {})
-    assert engines_of(g)["conv"] == "DNN_VM_AICPU"
-    g2 = conv_relu_graph(DataType.DT_FLOAT16)
+    assert engines_of(g)["conv"] == "AIcoreEngine"      # through the float32 kernel (lowprec)
+    g2 = conv_relu_graph(DataType.DT_INT32)
     with pytest.raises(GeError) as exc:
         place_engines(g2, {"ge.exec.exclude_engines": "AiCpu"})
-    assert "DT_FLOAT16" in exc.value.message
+    assert "DT_INT32" in exc.value.message
 
 
 def test_existing_assignment_is_kept_without_exclusion():

@@ -38,7 +38,7 @@ def test_every_named_generator_exists():
 
 def test_const_inputs_come_from_the_registry():
     assert generator_for("StridedSliceV2").const_inputs == ops.get("StridedSliceV2").kernel_consts
-    assert generator_for("Cast") is None
+    assert generator_for("Tile") is None
 
 
 def _node(op_type):
@@ -65,5 +65,6 @@ def test_engines_follow_the_registry_facts(compiled_test_op):
     engines, reason = supported_engines(_node(compiled_test_op))
     assert engines == () and compiled_test_op in reason
     assert supported_engines(_node("Relu"))[0] == (AICORE, VECTOR, AICPU)
-    assert supported_engines(_node("Cast"))[0] == (AICPU,)
+    assert supported_engines(_node("Cast"))[0] == (AICORE, VECTOR, AICPU)
+    assert supported_engines(_node("Tile"))[0] == (AICPU,)
     assert supported_engines(_node("Reshape"))[0] == (GE_LOCAL,)

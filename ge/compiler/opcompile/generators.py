@@ -22,7 +22,7 @@ from . import gen_cast, gen_custom
 from .cgen import KernelSource, Unsupported
 from .lowprec import with_low_precision
 
-__all__ = ["KernelGen", "RENDERERS", "generator_for", "check_supported", "render"]
+__all__ = ["KernelGen", "RENDERERS", "OWN_DTYPES", "generator_for", "check_supported", "render"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,10 @@ RENDERERS = {
     "custom": ("custom", gen_custom.VERSION, gen_custom.render_custom),  # docs/custom-ops.md
 }
 
+# Renderers whose dtypes are the op itself: never served through a float32 kernel (a Cast
+# double -> float16 would round twice).
+OWN_DTYPES = frozenset({"cast"})
+
 
 def generator_for(op_type: str) -> Optional[KernelGen]:
     opdef = ops.get(op_type)
@@ -63,7 +67,9 @@ def generator_for(op_type: str) -> Optional[KernelGen]:
         raise KeyError(f"op {op_type} names kernel generator {opdef.kernel_gen!r}; known: "
                        f"{', '.join(RENDERERS)}")
     family, version, renderer = row
-    return KernelGen(family, version, with_low_precision(renderer), opdef.kernel_consts)
+    if opdef.kernel_gen not in OWN_DTYPES:
+        renderer = with_low_precision(renderer)
+    return KernelGen(family, version, renderer, opdef.kernel_consts)
 
 
 def render(sig) -> KernelSource:

@@ -207,7 +207,8 @@ def kernel_aipp(ins, attrs):
     if not nhwc:
         out = out.transpose(0, 3, 1, 2)
     dtype = np.float16 if int(attrs["output_dtype"]) == int(DT.DT_FLOAT16) else np.float32
-    return [out.reshape(attrs["output_shape"]).astype(dtype)]
+    # float32 first, as the kernel computes: a float16 output is rounded from it once
+    return [out.reshape(attrs["output_shape"]).astype(np.float32).astype(dtype)]
 
 
 def infer_aipp(ctx):

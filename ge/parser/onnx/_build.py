@@ -20,7 +20,7 @@ from ge.graph.types import AttrValueType as VT
 from .._emit import add_node
 from ._context import ConvertError, NodeCtx, make_tensor
 from ._mappings import SUPPORTED_OPSETS, lookup, make_key
-from ._model import ge_dtype, invalid_model, tensor_to_array
+from ._model import const_type, ge_dtype, invalid_model, tensor_to_array
 from ._options import ParseOptions
 
 __all__ = ["build_graph"]
@@ -263,7 +263,7 @@ class _GraphBuilder:
         for k, t in enumerate(sorted(self.g.initializer, key=lambda t: t.name)):
             value = tensor_to_array(t, self.state.model_dir, t.name)
             node = add_node(self.graph, "Const", f"{t.name}_Initializer_{k}", 0, 1, [t.name])
-            node.set_attr_kind("value", VT.VT_TENSOR, make_tensor(value))
+            node.set_attr_kind("value", VT.VT_TENSOR, make_tensor(value, const_type(t)))
             node.out_desc(0).set_shape(value.shape).set_origin_shape(value.shape)
             self.scope[t.name] = (node, 0)
             self.const_of[t.name] = value

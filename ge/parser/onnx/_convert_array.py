@@ -8,7 +8,7 @@ import numpy as np
 from ge.graph import DataType, Format
 
 from ._context import NodeCtx, make_tensor, refuse
-from ._model import ONNX_TO_GE_DTYPE, tensor_to_array
+from ._model import ONNX_TO_GE_DTYPE, const_type, tensor_to_array
 
 DT = DataType
 
@@ -299,7 +299,7 @@ def constant(ctx: NodeCtx) -> list:
     for a in ctx.proto.attribute:
         if a.name == "value":
             array = tensor_to_array(a.t, ctx.model_dir, ctx.name)
-            break
+            return ctx.one("Const", [], {"value": make_tensor(array, const_type(a.t))})
         if a.name in _CONSTANT_FIELDS:
             array = np.array(ctx.attr(a.name), dtype=_CONSTANT_FIELDS[a.name])
             break

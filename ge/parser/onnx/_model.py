@@ -20,7 +20,7 @@ from ge.graph import DataType
 from ge.proto.schema import is_repeated
 
 __all__ = ["ONNX_TO_GE_DTYPE", "ge_dtype", "load_model_bytes", "read_model_file",
-           "tensor_to_array"]
+           "tensor_to_array", "const_type"]
 
 DT = DataType
 # spec/ir-ops.md §1.10: ONNX elem_type → GE DataType.  Anything else is rejected.
@@ -36,8 +36,9 @@ ONNX_TO_GE_DTYPE: dict[int, DataType] = {
     TensorProto.FLOAT8E4M3FN: DT.DT_FLOAT8_E4M3FN, TensorProto.FLOAT8E5M2: DT.DT_FLOAT8_E5M2,
     TensorProto.INT4: DT.DT_INT4,
 }
-# Element types a constant can hold here (numpy-representable); the narrow float types are
-# valid for graph inputs only (spec §1.10: "Data only; Const parser rejects").
+# Element types a constant can hold here (numpy-representable; bfloat16 as its uint16 bit
+# patterns, ge.graph.lowprec); the 8-bit float types are valid for graph inputs only (spec §1.10:
+# "Data only; Const parser rejects").
 _NP_OF_ONNX: dict[int, type] = {
     TensorProto.FLOAT: np.float32, TensorProto.UINT8: np.uint8, TensorProto.INT8: np.int8,
     TensorProto.UINT16: np.uint16, TensorProto.INT16: np.int16, TensorProto.INT32: np.int32,
@@ -45,6 +46,7 @@ _NP_OF_ONNX: dict[int, type] = {
     TensorProto.DOUBLE: np.float64, TensorProto.UINT32: np.uint32,
     TensorProto.UINT64: np.uint64, TensorProto.COMPLEX64: np.complex64,
     TensorProto.COMPLEX128: np.complex128, TensorProto.STRING: np.object_,
+    TensorProto.BFLOAT16: np.uint16,
 }
 
 
@@ -121,6 +123,12 @@ _TYPED_FIELD = {  # where TensorProto keeps typed values of each element type
     TensorProto.INT64: "int64_data", TensorProto.UINT32: "uint64_data",
     TensorProto.UINT64: "uint64_data", TensorProto.STRING: "string_data",
 }
+
+
+def const_type(t: TensorProto):
+    """The GE type of a constant whose array does not say it (bfloat16: uint16 bits), else
+    None."""
+    return DT.DT_BF16 if t.data_type == TensorProto.BFLOAT16 else None
 
 
 def tensor_to_array(t: TensorProto, model_dir: str | None, what: str) -> np.ndarray:
