@@ -8,9 +8,11 @@ build, and compiled three times in-process: as is (float32), and with every floa
 float16, then bfloat16 (graph inputs, constants, Cast targets; the dtypes propagate through
 shape inference): every compute op then runs the low-precision kernels of docs/kernel-abi.md
 ("Low precision"), with no op kept in float32.  Prints per model and dtype the median latency
-(batch 1, one thread), the ratio over float32, the largest error of the output against
+(batch 1, one thread: CPU time), the ratio over float32, the largest error of the output against
 onnxruntime's float32 (relative to the output's largest magnitude), how many ops ran compiled /
-on AiCpu, and the compile time (cold kernel cache) over the float32 compile's.
+on AiCpu, and the compile time (cold kernel cache) over the float32 compile's.  Latency is the
+median CPU time of one inference, the three builds taking turns (a shared machine's load
+changes hit them alike).
 """
 from __future__ import annotations
 
@@ -34,14 +36,19 @@ from bench.models import MODELS  # noqa: E402
 LOW = {"float16": "DT_FLOAT16", "bfloat16": "DT_BF16"}
 
 
-def _median_ms(fn, runs: int) -> float:
-    fn()
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
+def interleaved_cpu_ms(fns: dict, runs: int) -> dict:
+    """Median CPU time (ms, this process: the runs are one thread) of each function, the
+    functions taking turns run after run, so that a change of load on a shared machine hits
+    every build alike."""
+    times = {k: [] for k in fns}
+    for fn in fns.values():
         fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
+    for _ in range(runs):
+        for k, fn in fns.items():
+            start = time.process_time()
+            fn()
+            times[k].append(time.process_time() - start)
+    return {k: statistics.median(v) * 1000 for k, v in times.items()}
 
 
 def basic_optimised(model, work: str):
@@ -125,23 +132,26 @@ def run_model(name: str, size: str, runs: int) -> list:
                                     providers=["CPUExecutionProvider"])
         ref = sess.run(None, {vi.name: x for vi, x in zip(original.graph.input, base)})[0]
         scale = float(np.abs(ref).max()) or 1.0
-        results = {}
+        models, info = {}, {}
         for dtype in ("float32", "float16", "bfloat16"):
             path, seconds = build(model, dtype, work, os.path.join(work, f"cache_{dtype}"))
-            with ge.runtime.load(path) as m:
-                feeds = feeds_for(m, base, dtype)
-                out = m.run(feeds)[0]
-                got = bf16_to_f32(out) if m.outputs[0].data_type == "DT_BF16" else \
-                    out.astype(np.float32)
-                err = float(np.abs(got - ref).max()) / scale
-                ms = _median_ms(lambda: m.run(feeds), runs)
-                engines = list(m.engines.values())
-            results[dtype] = (ms, seconds)
-            ms32, s32 = results["float32"]
-            lines.append(f"{name:9s} {size:4s} {dtype:9s} {ms:9.2f} ms  {ms / ms32:5.2f}x  "
-                         f"err {err:.2e}  compiled {engines.count('AiCore'):4d} "
-                         f"aicpu {engines.count('AiCpu'):3d}  compile {seconds:6.2f} s "
-                         f"({seconds / s32:4.2f}x)")
+            m = ge.runtime.load(path)
+            feeds = feeds_for(m, base, dtype)
+            out = m.run(feeds)[0]
+            got = bf16_to_f32(out) if m.outputs[0].data_type == "DT_BF16" else \
+                out.astype(np.float32)
+            engines = list(m.engines.values())
+            info[dtype] = (float(np.abs(got - ref).max()) / scale, engines, seconds)
+            models[dtype] = (m, feeds)
+        cpu = interleaved_cpu_ms({k: (lambda m=m, f=f: m.run(f))
+                                  for k, (m, f) in models.items()}, runs)
+        for m, _ in models.values():
+            m.close()
+        for dtype, (err, engines, seconds) in info.items():
+            lines.append(f"{name:9s} {size:4s} {dtype:9s} {cpu[dtype]:9.2f} ms  "
+                         f"{cpu[dtype] / cpu['float32']:5.2f}x  err {err:.2e}  compiled "
+                         f"{engines.count('AiCore'):4d} aicpu {engines.count('AiCpu'):3d}  "
+                         f"compile {seconds:6.2f} s ({seconds / info['float32'][2]:4.2f}x)")
     return lines
 
 

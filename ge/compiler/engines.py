@@ -7,8 +7,8 @@ supported, non-excluded engine of lowest cost and records it in the node attribu
 
 What an op supports comes from its op registry entry:
   - AIcoreEngine / VectorEngine: the op names a C kernel generator (`OpDef.kernel_gen`) and the
-    generator accepts the node's signature (fp32 first; anything else it refuses, with the
-    reason kept for EZ3003);
+    generator accepts the node's signature (float32, float16/bfloat16 through the float32 kernel
+    (opcompile/lowprec.py); anything else it refuses, with the reason kept for EZ3003);
   - DNN_VM_AICPU: the op has a numpy reference kernel (run by the host runtime);
   - DNN_VM_GE_LOCAL: every op whose registry role is not compute or bypass (graph inputs and
     outputs, constants, calls, the reshape family: `GE_LOCAL_ROLES`).

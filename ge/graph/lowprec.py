@@ -24,13 +24,14 @@ __all__ = ["LOW_PRECISION", "is_low_precision", "bf16_to_f32", "f32_to_bf16", "w
 
 LOW_PRECISION = frozenset({DataType.DT_FLOAT16, DataType.DT_BF16})
 _LOW_NAMES = frozenset(dt.name for dt in LOW_PRECISION)
+_LOW_VALUES = frozenset(int(dt) for dt in LOW_PRECISION)
 
 
 def is_low_precision(dt) -> bool:
-    """dt: a DataType, its int value or its name."""
+    """dt: a DataType, its int value or its name (None: no)."""
     if isinstance(dt, str):
         return dt in _LOW_NAMES
-    return dt is not None and int(dt) in (int(d) for d in LOW_PRECISION)
+    return dt is not None and int(dt) in _LOW_VALUES
 
 
 def _dt(dt) -> DataType:

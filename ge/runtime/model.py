@@ -13,6 +13,7 @@ out.  One Model is not re-entrant: run() from one thread at a time.
 """
 from __future__ import annotations
 
+import functools
 import os
 from typing import Union
 
@@ -20,7 +21,7 @@ import numpy as np
 
 from ge.graph.attr_names import ATTR_CUSTOM_PACKAGE, ATTR_KERNEL_SHA256
 from ge.errors import GeError
-from ge.graph.lowprec import call_lowprec
+from ge.graph.lowprec import call_lowprec, is_low_precision
 from ge.ops import Role, role_of
 from ._errors import BAD_INPUT, EXEC_FAILED, FILE_OPEN, INVALID_OM, UNSUPPORTED_OP
 from ._io import low_precision_input
@@ -242,10 +243,12 @@ def _reference_runner(step: Step, source: str):
     # float16 / bfloat16 slots compute in float32, rounded as compiled kernels do
     in_types = [t and t[1] for t in step.io[0]] if step.io else []
     out_types = [t and t[1] for t in step.io[1]] if step.io else []
+    if any(is_low_precision(t) for t in in_types + out_types):
+        kernel = functools.partial(call_lowprec, kernel, in_types=in_types, out_types=out_types)
 
     def call(_step):
         try:
-            results = call_lowprec(kernel, list(step.inputs), attrs, in_types, out_types)
+            results = kernel(list(step.inputs), attrs)
         except GeError:
             raise
         except (ValueError, TypeError, IndexError, KeyError, ArithmeticError) as e:

@@ -163,7 +163,7 @@ NO_FLOAT_TENSORS = {"MatMulInteger": "uint8/int8 in, int32 out",
 # Cast has its own tests below (its dtypes are its attribute, not the inputs').
 OWN_TESTS = {"Cast"}
 GENERATOR_OPS = sorted(t for t in ops.all_ops() if ops.get(t).kernel_gen
-                       and not ops.get(t).kernel_gen == "custom")
+                       and ops.get(t).kernel_gen != "custom")
 
 
 def test_every_generator_op_has_a_low_precision_case():
@@ -229,7 +229,8 @@ def _ulps(got: np.ndarray, ref: np.ndarray, dtype: str) -> int:
 
 
 def _compile(key):
-    """(signature, inputs, reference outputs, output types, kernel, workspace) or the error."""
+    """(signature, inputs, reference outputs, output types, kernel bytes, workspace) or the
+    error."""
     try:
         sig, low, ref, out_types = _prepare(*key)
         src = render(sig)
@@ -346,3 +347,57 @@ def test_cast_pairs_equal_the_reference(src, dst, rng):
     ref = np.asarray(_cast_ref(x, src, dst))
     assert ref.dtype == got.dtype
     np.testing.assert_array_equal(got.view(np.uint8), ref.view(np.uint8))
+
+
+# -- the reference side: interpreter and constant folding --------------------------------------
+def _bf16_graph(const_input: bool):
+    """x (bfloat16, or a bfloat16 constant) * c (bfloat16 constant) -> Sigmoid -> out."""
+    from ge.compiler import prepare
+    from ge.graph import Graph
+    from ge.graph.tensor import Tensor, TensorDesc
+    g = Graph("g")
+    desc = TensorDesc([4, 8], data_type=DataType.DT_BF16)
+
+    def const(name, bits):
+        t = Tensor.from_numpy(bits)
+        t._dtype = DataType.DT_BF16
+        n = g.add_node("Const", name, attrs={"value": t}, output_names=["y"])
+        n.update_output_desc(0, desc)
+        return n
+    rng = np.random.default_rng(5)
+    xv, cv = (f32_to_bf16(rng.standard_normal((4, 8)).astype(F32) * 3) for _ in range(2))
+    if const_input:
+        x = const("x", xv)
+    else:
+        x = g.add_node("Data", "x", attrs={"index": 0}, input_names=["x"], output_names=["y"])
+        x.update_input_desc(0, desc)
+        x.update_output_desc(0, desc)
+    c = const("c", cv)
+    mul = g.add_node("Mul", "mul", inputs=[(x, 0), (c, 0)])
+    sig = g.add_node("Sigmoid", "sig", inputs=[(mul, 0)])
+    g.add_node("NetOutput", "out", inputs=[(sig, 0)])
+    prepare.infer_shapes(g)
+    product = f32_to_bf16(bf16_to_f32(xv) * bf16_to_f32(cv))
+    expected = f32_to_bf16(1 / (1 + np.exp(-bf16_to_f32(product).astype(np.float64))))
+    return g, xv, expected
+
+
+def test_interpreter_computes_bfloat16_in_float32_and_rounds_each_op():
+    from ge.ops.interpreter import run_graph
+    g, xv, expected = _bf16_graph(const_input=False)
+    assert g.node("sig").out_desc(0).data_type == DataType.DT_BF16
+    (out,) = run_graph(g, [xv])
+    assert out.dtype == np.uint16
+    np.testing.assert_array_equal(out, expected)
+    (again,) = run_graph(g, [bf16_to_f32(xv)])       # float32 values are rounded first
+    np.testing.assert_array_equal(again, expected)
+
+
+def test_constant_folding_keeps_bfloat16_constants_bfloat16():
+    from ge.compiler.prepare import fold_constants
+    g, _, expected = _bf16_graph(const_input=True)
+    assert fold_constants(g) == 2
+    (folded,) = [n for n in g.get_all_nodes() if n.type == "Const"]
+    assert folded.out_desc(0).data_type == DataType.DT_BF16
+    assert folded.attr("value").data_type == DataType.DT_BF16
+    np.testing.assert_array_equal(folded.attr("value").numpy(), expected)

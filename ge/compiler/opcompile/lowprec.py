@@ -18,8 +18,8 @@ from ge.kernel_abi import KERNEL_SYMBOL, SIGNATURE_SYMBOL, VERSION_SYMBOL, WORKS
 
 from .cgen import KernelSource, Unsupported, kernel_head, numel
 
-__all__ = ["VERSION", "LOW_DTYPES", "REFERENCE_ULP", "CONVERT_C", "with_low_precision", "promote_signature",
-           "has_low_precision"]
+__all__ = ["VERSION", "LOW_DTYPES", "REFERENCE_ULP", "CONVERT_C", "with_low_precision",
+           "promote_signature", "has_low_precision", "wrap"]
 
 VERSION = 1
 LOW_DTYPES = ("DT_FLOAT16", "DT_BF16")
@@ -129,7 +129,8 @@ def wrap(sig, inner: KernelSource) -> KernelSource:
         in_ptrs.append(f"ws + {offset}")
         convert_in += [f"    {{ const uint16_t *s = (const uint16_t *)inputs[{k}]; "
                        f"float *d = (float *)(ws + {offset});",
-                       f"      for (int64_t i = 0; i < {n}; ++i) d[i] = {_WIDEN[t.dtype]}(s[i]); }}"]
+                       f"      for (int64_t i = 0; i < {n}; ++i) "
+                       f"d[i] = {_WIDEN[t.dtype]}(s[i]); }}"]
         offset = _align(offset + 4 * n)
     for k, t in enumerate(sig.outputs):
         if t.dtype not in LOW_DTYPES:
@@ -139,7 +140,8 @@ def wrap(sig, inner: KernelSource) -> KernelSource:
         out_ptrs.append(f"ws + {offset}")
         convert_out += [f"    {{ const float *s = (const float *)(ws + {offset}); "
                         f"uint16_t *d = (uint16_t *)outputs[{k}];",
-                        f"      for (int64_t i = 0; i < {n}; ++i) d[i] = {_NARROW[t.dtype]}(s[i]); }}"]
+                        f"      for (int64_t i = 0; i < {n}; ++i) "
+                        f"d[i] = {_NARROW[t.dtype]}(s[i]); }}"]
         offset = _align(offset + 4 * n)
     head = kernel_head(sig, "lowprec", VERSION, blas=inner.needs_blas)
     includes = [line for line in head if line.startswith("#include")]
