@@ -34,7 +34,7 @@ def main() -> int:
     prototxt, weight = caffe_nets.resnet50(stride_on_3x3=True).save(work)
     env = environment(None, work / "pycache")
     cache = work / "kernel_cache"
-    common = [f"--soc_version={SOC}", f"--op_compiler_cache_dir={cache}"]
+    common = [f"--soc_version={SOC}", f"--op_compiler_cache_dir={cache}", "--precision_mode=must_keep_origin_dtype"]
     runs = {
         "onnx": [sys.executable, "-m", "ge.atc", "--framework=5",
                  f"--model={work / 'resnet50.onnx'}", "--output=onnx", *common],

@@ -89,7 +89,7 @@ def environment(prefix: Optional[Path], pycache: Path) -> Dict[str, str]:
 def ours_argv(prefix: Optional[Path], model: Path, output: Path, cache: Path) -> List[str]:
     entry = [str(prefix / "bin" / "pyatc")] if prefix else [sys.executable, "-m", "ge.atc"]
     return entry + ["--framework=5", f"--model={model}", f"--output={output}",
-                    f"--soc_version={SOC}", f"--op_compiler_cache_dir={cache}"]
+                    f"--soc_version={SOC}", f"--op_compiler_cache_dir={cache}", "--precision_mode=must_keep_origin_dtype"]
 
 
 def generate(name: str, directory: Path) -> Path:
@@ -102,7 +102,7 @@ def generate(name: str, directory: Path) -> Path:
 
 def profile(model: Path, cache: Path, out: Path, top: int) -> str:
     from ge.compiler.api import compile_model_file, save_om
-    options = {"ge.socVersion": SOC, "ge.op_compiler_cache_dir": str(cache)}
+    options = {"ge.socVersion": SOC, "ge.op_compiler_cache_dir": str(cache), "ge.exec.precision_mode": "must_keep_origin_dtype"}
     profiler = cProfile.Profile()
     profiler.enable()
     compiled = compile_model_file(str(model), 5, options)

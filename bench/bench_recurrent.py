@@ -60,7 +60,7 @@ def bench(op: str, frames: int, hidden: int, runs: int) -> dict:
     from ge.parser.onnx import parse_onnx
 
     model = stack(op, frames, hidden)
-    options = {"ge.socVersion": "Ascend310P3"}
+    options = {"ge.socVersion": "Ascend310P3", "ge.exec.precision_mode": "must_keep_origin_dtype"}
     with tempfile.TemporaryDirectory(prefix="bench_recurrent_") as tmp:
         om_path = os.path.join(tmp, f"{op}.om")
         save_om(om_path, build_graph(parse_onnx(model, dict(options)), dict(options)), "bench")

@@ -48,7 +48,7 @@ def bench_model(name: str, size: str, runs: int) -> dict:
     from ge.runtime.compare import random_inputs
 
     model = MODELS[name](size=size)
-    options = {"ge.socVersion": "Ascend310P3"}
+    options = {"ge.socVersion": "Ascend310P3", "ge.exec.precision_mode": "must_keep_origin_dtype"}
     with tempfile.TemporaryDirectory(prefix="bench_runtime_") as tmp:
         start = time.perf_counter()
         om_path = os.path.join(tmp, f"{name}.om")
@@ -81,7 +81,7 @@ def bench_light(runs: int) -> None:
     from bench.models import light
     from ge.compiler.api import build_graph, save_om
     from ge.parser.onnx import parse_onnx
-    options = {"ge.socVersion": "Ascend310P3"}
+    options = {"ge.socVersion": "Ascend310P3", "ge.exec.precision_mode": "must_keep_origin_dtype"}
     print(f"{'light model':<14} {'compile s':>9} {'ours ms':>9} {'max abs err':>11} {'ok':>3}")
     for lm in light.light_models():
         with tempfile.TemporaryDirectory(prefix="bench_light_") as tmp:

@@ -60,7 +60,7 @@ def timed(fn):
 def compile_once(path: str, framework: int, work: str, input_format: str) -> float:
     from ge.compiler.api import compile_model_file, save_om
     cache = tempfile.mkdtemp(prefix="cache_", dir=work)
-    options = {"ge.socVersion": "Ascend310", "ge.op_compiler_cache_dir": cache,
+    options = {"ge.socVersion": "Ascend310", "ge.op_compiler_cache_dir": cache, "ge.exec.precision_mode": "must_keep_origin_dtype",
                "input_format": input_format}
     seconds, compiled = timed(lambda: compile_model_file(path, framework, options))
     seconds += timed(lambda: save_om(os.path.join(work, f"out_{framework}.om"), compiled))[0]

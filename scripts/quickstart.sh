@@ -23,7 +23,7 @@ mkdir -p "$out"
 cd "$out"
 python "$repo/samples/make_sample.py" sample.onnx
 pyatc --framework=5 --model=sample.onnx --output=sample --soc_version=Ascend310P3 \
-      --op_compiler_cache_dir="$out/cache"
+      --op_compiler_cache_dir="$out/cache" --precision_mode=must_keep_origin_dtype
 pyatc --mode=6 --om=sample.om
 python -m ge.runtime.compare --onnx sample.onnx --om sample.om
 echo "sample.om written to $out"

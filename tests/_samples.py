@@ -19,6 +19,10 @@ from bench.models import MODELS as GENERATORS, save  # noqa: E402
 from bench.models.light import LIGHT_NAMES, light_dir  # noqa: E402
 
 SAMPLE_SOC = "Ascend310P3"
+# The float32 build: CANN's default precision mode is force_fp16 (issue 16), so a test that
+# compares numbers at float32 tolerance (or expects the float32 graph) compiles with these.
+FP32_FLAG = "--precision_mode=must_keep_origin_dtype"
+FP32_OPTIONS = {"ge.exec.precision_mode": "must_keep_origin_dtype"}
 LIGHT = tuple(f"light_{name}" for name in LIGHT_NAMES)
 GENERATED = tuple(f"{name}_ci" for name in sorted(GENERATORS))
 SAMPLE_MODELS = LIGHT + GENERATED

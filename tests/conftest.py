@@ -52,7 +52,7 @@ import pytest
 from _pyatc_venv import make_venv
 
 from _atc_run import AtcRun
-from _samples import FRAMEWORK_OF_SUFFIX, SAMPLE_SOC, sample_onnx
+from _samples import FP32_FLAG, FRAMEWORK_OF_SUFFIX, SAMPLE_SOC, sample_onnx
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ENTRY_NAMES = ("atc", "pyatc", "python3 -m ge.pyatc")
@@ -120,7 +120,7 @@ def compiled_model(model_path, shared_kernel_cache, atc_main,
             work = root / name
             work.mkdir()
             args = (f"--framework={FRAMEWORK_OF_SUFFIX[source.suffix]}", f"--model={source}",
-                    f"--output={name}", f"--soc_version={SAMPLE_SOC}",
+                    f"--output={name}", f"--soc_version={SAMPLE_SOC}", FP32_FLAG,
                     f"--op_compiler_cache_dir={shared_kernel_cache}")
             run = atc_main(*args, cwd=work)
             assert run.rc == 0, f"pyatc {' '.join(args)} failed:\n{run.text}"

@@ -485,6 +485,9 @@ CODES: tuple[Code, ...] = (
     Code("WP0221", "Option_Overridden",
          "Option input_shape cannot use with option input_shape_range,it will be override by "
          "input_shape_range", ours=True),
+    Code("WP0250", "Precision_Config_Unmatched",
+         "Lines {lines} of the --{parameter} file {file} match no op of the graph; they were "
+         "ignored.", ours=True),
     Code("WP0600", "Caffe_Legacy_Layers",
          "{file} uses the legacy V1 \"layers\" structure; it was upgraded to \"layer\" "
          "(CANN refuses such files with E11021/E11023).", ours=True),

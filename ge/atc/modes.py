@@ -72,6 +72,11 @@ def model_info_lines(info: dict, cmdline: str) -> list[str]:
         lines.append(f"dynamic  info: {gears['option']}["
                      + ";".join(",".join(str(v) for v in g) for g in gears["gears"])
                      + f"], inputs[{','.join(gears['inputs'])}].")
+    if info.get("precision_mode"):          # ours: the dtype-assignment stage's record
+        counts = ", ".join(f"{d}[{n}]" for d, n in
+                           (item.rsplit(":", 1) for item in info.get("precision_dtypes") or ()))
+        lines.append(f"precision info: precision_mode[{info['precision_mode']}]"
+                     + (f", float ops per dtype: {counts}" if counts else "") + ".")
     if info.get("custom_op_packages"):      # ours: the packages the runtime needs
         lines.append("custom   info: custom operator packages[" +
                      ", ".join(info["custom_op_packages"]) + "].")

@@ -93,6 +93,16 @@ def build_tasks(model_def):
     return task_def
 
 
+def precision_attrs(summary) -> dict:
+    """The precision mode the model was built with and its float ops per dtype."""
+    from ge.graph.attr_names import ATTR_MODEL_DTYPE_COUNTS, ATTR_MODEL_PRECISION
+    if summary is None:
+        return {}
+    counts = [f"{k}:{v}" for k, v in sorted(summary.counts.items())]
+    return {ATTR_MODEL_PRECISION: (VT.VT_STRING, summary.mode),
+            ATTR_MODEL_DTYPE_COUNTS: (VT.VT_LIST_STRING, counts)}
+
+
 def build_om_content(compiled, atc_cmdline: str = "", om_path: str = ""):
     """The OmContent of a compiled model; with `ge.externalWeight` 1 or 2 the constants go to
     weight files beside `om_path` (ge.om.external), which the writer publishes first."""
@@ -124,6 +134,7 @@ def build_om_content(compiled, atc_cmdline: str = "", om_path: str = ""):
     }
     if out_nodes:
         attrs["attr_model_out_nodes_name"] = (VT.VT_LIST_STRING, out_nodes)
+    attrs.update(precision_attrs(ctx.precision))
     attrs.update(compiled.model_attrs)
     if dynamic is not None:
         from .dynamic_shape import mark_model_def

@@ -29,6 +29,7 @@ class BuildContext:
     report: object = None                          # ge.passes.report.FusionReport
     kernels: object = None                         # set by the op-compile stage
     memory: object = None                          # set by the memory-planning stage
+    precision: object = None                       # set by the dtype-assignment stage
     stage_times: dict = field(default_factory=dict)
 
 
@@ -81,6 +82,11 @@ def _input_fp16(graph: Graph, ctx: BuildContext) -> None:
     apply_input_fp16(graph, ctx.options)
 
 
+def _assign_dtypes(graph: Graph, ctx: BuildContext) -> None:
+    from .precision import assign_dtypes
+    ctx.precision = assign_dtypes(graph, ctx.options)
+
+
 def _place(graph: Graph, ctx: BuildContext) -> None:
     from .engines import place_engines
     for g in [graph] + graph.get_all_subgraphs():
@@ -115,6 +121,7 @@ STAGES: tuple = (
     ("RunCustomPassAfterOriginGraphOptimize", _pass_stage("AfterOriginGraphOptimize")),
     ("OutputType", _output_type),
     ("InferShapeFinal", _infer),
+    ("DtypeAssignment", _assign_dtypes),
     ("EnginePlacement", _place),
     ("OpCompile", _op_compile),
     ("MemoryPlanning", _memory),

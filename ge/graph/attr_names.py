@@ -8,7 +8,9 @@ __all__ = ["ATTR_ORIGIN", "ATTR_PARENT_INDEX", "ATTR_SUBGRAPH_IR_NAMES", "ATTR_E
            "ATTR_KERNEL_NAME_FOR_LOAD", "ATTR_PASS_NAME", "ATTR_TARGET", "ATTR_CUSTOM_PACKAGE",
            "ATTR_CUSTOM_PACKAGES", "ATTR_DYNAMIC_SHAPE_PARTITIONED", "ATTR_IS_UNKNOWN_SHAPE",
            "TENSOR_SHAPE_RANGE", "ATTR_DYNAMIC_RANGES", "ATTR_DYNAMIC_SOURCE",
-           "ATTR_DYNAMIC_OPTIONS", "RESERVED"]
+           "ATTR_DYNAMIC_OPTIONS", "ATTR_PRECISION", "ATTR_PRECISION_MODE_ENUM",
+           "ATTR_KEEP_DTYPE", "ATTR_IMPL_MODE", "ATTR_MODEL_PRECISION", "ATTR_MODEL_DTYPE_COUNTS",
+           "RESERVED"]
 
 ATTR_ORIGIN = "_datadump_original_op_names"        # framework op names a node stands for
 ATTR_PARENT_INDEX = "_parent_node_index"          # subgraph Data -> input index of its parent
@@ -31,5 +33,12 @@ TENSOR_SHAPE_RANGE = "shape_range"
 ATTR_DYNAMIC_RANGES = "_pyatc_input_shape_range"  # model: the ranges, --input_shape_range text
 ATTR_DYNAMIC_SOURCE = "_pyatc_dynamic_source_graph"   # model: parsed graph (ModelDef bytes)
 ATTR_DYNAMIC_OPTIONS = "_pyatc_dynamic_options"   # model: compile options (JSON) to specialise
+
+ATTR_PRECISION = "_pyatc_precision"               # dtype-assignment decision of a float op
+ATTR_PRECISION_MODE_ENUM = "_precision_mode_enum"  # CANN FE's PrecisionMode value of the op
+ATTR_KEEP_DTYPE = "_keep_dtype"                   # --keep_dtype pinned the op (CANN: 1)
+ATTR_IMPL_MODE = "_op_impl_mode_enum"             # implementation variant (CANN's bit values)
+ATTR_MODEL_PRECISION = "_pyatc_precision_mode"    # model attribute: the precision mode
+ATTR_MODEL_DTYPE_COUNTS = "_pyatc_precision_dtype_counts"  # model attribute: "dtype:count"
 
 RESERVED = tuple(value for name, value in sorted(globals().items()) if name.startswith("ATTR_"))

@@ -17,7 +17,8 @@ from google.protobuf import text_format
 from google.protobuf.descriptor import FieldDescriptor
 
 from ge.fsutil import read_text_regular
-from ge.graph.attr_names import ATTR_CUSTOM_PACKAGES, ATTR_DYNAMIC_RANGES, ATTR_TARGET
+from ge.graph.attr_names import (ATTR_CUSTOM_PACKAGES, ATTR_DYNAMIC_RANGES,
+                                 ATTR_MODEL_DTYPE_COUNTS, ATTR_MODEL_PRECISION, ATTR_TARGET)
 from ge.proto import ge_ir as pb
 from ge.proto.schema import is_repeated
 from .container import PartitionType, om_error
@@ -113,6 +114,8 @@ def om_info(path: str) -> dict:
         else ""
     info["external_weights"] = external_weights(om.model_def)
     info["gears"] = gear_summary(om.model_def)
+    info["precision_mode"] = om.model_attr(ATTR_MODEL_PRECISION, "")
+    info["precision_dtypes"] = list(om.model_attr(ATTR_MODEL_DTYPE_COUNTS, None) or [])
     return info
 
 

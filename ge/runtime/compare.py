@@ -49,6 +49,9 @@ class TensorDiff:
     ok: bool
     first_bad: Optional[tuple] = None   # index of the first element outside tolerance
     op_type: str = ""
+    dtype: str = ""                # the dtype the tensor was effectively computed in
+    precision_list: str = ""       # the op's mixed-precision list (white / black / gray)
+    hint: str = ""                 # the --keep_dtype line that pins the op
 
 
 @dataclass
@@ -200,13 +203,16 @@ def run_onnxruntime(model, feeds: dict, all_tensors: bool = False) -> dict:
     return dict(zip(names, values))
 
 
-def compare_model(onnx_model, om_model, inputs=None, *, rtol: float = 1e-4,
-                  atol: float = 1e-5, seed: int = 0, dump: bool = False,
+def compare_model(onnx_model, om_model, inputs=None, *, rtol: Optional[float] = None,
+                  atol: Optional[float] = None, seed: int = 0, dump: bool = False,
                   frozen: Optional[dict] = None) -> Comparison:
     """`onnx_model`: path or ModelProto; `om_model`: path or loaded ge.runtime.Model;
     `inputs`: arrays in OM input order (None = seeded random); `frozen`: values of ONNX
-    inputs that the OM has as constants (pyatc.freeze_inputs)."""
+    inputs that the OM has as constants (pyatc.freeze_inputs).  `rtol`/`atol` left None take
+    the fixed tolerance of the dtype each tensor was computed in (ge.runtime._precision)."""
+    from ._precision import effective_dtypes, tolerance_for
     model, inputs, feeds = prepare_run(om_model, inputs, seed)
+    step_dtypes, out_dtypes = effective_dtypes(model)
     proto = _load_onnx(onnx_model)
     feeds.update(frozen or {})
     onnx_outputs = [o.name for o in proto.graph.output]
@@ -227,21 +233,26 @@ def compare_model(onnx_model, om_model, inputs=None, *, rtol: float = 1e-4,
             raise GeError(BAD_INPUT, {"reason": f"output {k} of the OM has no ONNX counterpart "
                                                 f"(the ONNX model has {len(onnx_outputs)} "
                                                 f"outputs)"})
-        result.outputs.append(diff(model.outputs[k].name, ref_name, value, ref[ref_name],
-                                   rtol, atol))
+        dtype = out_dtypes[k] if k < len(out_dtypes) else "float32"
+        result.outputs.append(replace(diff(model.outputs[k].name, ref_name, value,
+                                           ref[ref_name], *tolerance_for(dtype, rtol, atol)),
+                                      dtype=dtype))
     for link in links:
         mine, expected = seen[link.step.name][0], references[link.step.name]
-        d = diff(link.step.name, "numpy AIPP reference", mine, expected, rtol, atol, "Aipp")
+        d = diff(link.step.name, "numpy AIPP reference", mine, expected,
+                 *tolerance_for("float32", rtol, atol), "Aipp")
         if not d.ok:
             stage = mismatch_stage(link, mine, expected, d.first_bad)
             d = replace(d, reference=f"numpy AIPP reference, stage {stage}")
         result.aipp.append(d)
     if dump:
-        _compare_nodes(result, model, proto, seen, ref, rtol, atol)
+        _compare_nodes(result, model, proto, seen, ref, rtol, atol, step_dtypes)
     return result
 
 
-def _compare_nodes(result: Comparison, model, proto, seen: dict, ref: dict, rtol, atol):
+def _compare_nodes(result: Comparison, model, proto, seen: dict, ref: dict, rtol, atol,
+                   step_dtypes: Optional[dict] = None):
+    from ._precision import keep_dtype_hint, op_precision, tolerance_for
     position = {}
     outputs_of = {}
     for i, node in enumerate(proto.graph.node):
@@ -269,19 +280,34 @@ def _compare_nodes(result: Comparison, model, proto, seen: dict, ref: dict, rtol
             names = outputs_of[onnx_name]
             if k >= len(names) or names[k] not in ref:
                 continue
-            result.nodes.append(diff(step.name, names[k], value, ref[names[k]], rtol, atol,
-                                     step.type))
+            dtype = (step_dtypes or {}).get(step.name, "float32")
+            d = diff(step.name, names[k], value, ref[names[k]],
+                     *tolerance_for(dtype, rtol, atol), step.type)
+            result.nodes.append(replace(d, dtype=dtype,
+                                        precision_list=op_precision(step).get("list", ""),
+                                        hint=keep_dtype_hint(step, onnx_name)))
 
 
-def format_report(result: Comparison, rtol: float, atol: float,
+def format_report(result: Comparison, rtol: Optional[float], atol: Optional[float],
                   reference: str = "onnxruntime", tensor: str = "ONNX tensor") -> str:
-    """`reference` names the reference runtime, `tensor` what our ops are compared with."""
-    lines = [f"tolerance: |ours - {reference}| <= {atol:g} + {rtol:g} * max|{reference}| "
-             "(per tensor)"]
-    lines.append(f"{'output':<40} {'shape':<20} {'max abs err':>12} {'max rel err':>12}  result")
+    """`reference` names the reference runtime, `tensor` what our ops are compared with;
+    rtol/atol None: the per-dtype table was used."""
+    from ._precision import TOLERANCES
+    if rtol is None and atol is None:
+        table = ", ".join(f"{k} {t.atol:g} + {t.rtol:g}" for k, t in TOLERANCES.items())
+        lines = [f"tolerance: |ours - {reference}| <= atol + rtol * max|{reference}| (per "
+                 f"tensor, by the dtype it was computed in: {table})"]
+    else:
+        from ._precision import tolerance_for
+        r, a = tolerance_for("float32", rtol, atol)
+        lines = [f"tolerance: |ours - {reference}| <= {a:g} + {r:g} * max|{reference}| "
+                 "(per tensor)"]
+    lines.append(f"{'output':<40} {'shape':<20} {'max abs err':>12} {'max rel err':>12}  "
+                 f"{'dtype':<8} result")
     for d in result.outputs:
         lines.append(f"{d.name[:40]:<40} {str(list(d.shape)):<20} {d.max_abs:>12.4g} "
-                     f"{d.max_rel:>12.4g}  {'ok' if d.ok else 'MISMATCH'}")
+                     f"{d.max_rel:>12.4g}  {d.dtype or 'float32':<8} "
+                     f"{'ok' if d.ok else 'MISMATCH'}")
     for d in result.aipp:
         lines.append(f"AIPP {d.name} vs {d.reference}: max abs {d.max_abs:.4g}, "
                      f"{'ok' if d.ok else f'MISMATCH at {d.first_bad}'}")
@@ -296,6 +322,10 @@ def format_report(result: Comparison, rtol: float, atol: float,
             lines.append(f"first divergence: op {bad.name} ({bad.op_type}) vs {tensor} "
                          f"{bad.reference}: max abs {bad.max_abs:.4g}, max rel "
                          f"{bad.max_rel:.4g}, first bad index {bad.first_bad}")
+            if bad.dtype and bad.dtype != "float32":
+                member = f", {bad.precision_list} list" if bad.precision_list else ""
+                lines.append(f"  computed in {bad.dtype}{member}; to keep it in its original "
+                             f"dtype put this line in a --keep_dtype file: {bad.hint}")
     lines.append("result: " + ("PASS" if result.ok else "FAIL"))
     return "\n".join(lines)
 
@@ -314,11 +344,13 @@ def main(argv: list) -> int:
         Opt("om", "the OM compiled from it", required=True),
         Opt("input", "comma-separated input files in OM input order (.npy or raw .bin); "
                      "default: seeded random values"),
-        Opt("rtol", "relative tolerance", 1e-4, float),
-        Opt("atol", "absolute tolerance", 1e-5, float),
+        Opt("rtol", "relative tolerance (default: by dtype, docs/runtime.md)", None, float),
+        Opt("atol", "absolute tolerance (default: by dtype, docs/runtime.md)", None, float),
         Opt("seed", "seed of the random inputs", 0, int),
         Opt("freeze_inputs", "name=path;... values of ONNX inputs frozen at compile time"),
         Opt("dump", "compare every intermediate tensor and report the first divergence",
+            False, bool),
+        Opt("precision_report", "print, per op type, how many ops run in which dtype",
             False, bool),
         Opt("help", "print this text", False, bool),
     )
@@ -334,6 +366,14 @@ def main(argv: list) -> int:
     files = [f for f in (args["input"] or "").split(",") if f]
     inputs = read_inputs(files, model.inputs) if files else None
     common = dict(rtol=args["rtol"], atol=args["atol"], seed=args["seed"], dump=args["dump"])
+    if args["precision_report"]:
+        from ._precision import format_dtype_report
+        write_product("stdout", format_dtype_report(model) + "\n")
+        if not (args["onnx"] or args["tf"] or args["caffe"]):
+            return EXIT_OK
+    if args["tf"] or args["caffe"]:     # their references compare at float32 tolerances
+        from ._precision import tolerance_for
+        common["rtol"], common["atol"] = tolerance_for("float32", args["rtol"], args["atol"])
     if args["tf"]:
         from .compare_tf import compare_tf_model
         result = compare_tf_model(args["tf"], model, inputs, out_nodes=args["out_nodes"] or "",

@@ -215,10 +215,15 @@ def _short(e: BaseException) -> str:
 
 
 def compile_case_model(model, options: Optional[dict] = None, workdir: Optional[str] = None):
-    """ModelProto -> loaded ge.runtime.Model through parse, build_graph and save_om."""
+    """ModelProto -> loaded ge.runtime.Model through parse, build_graph and save_om.  The node
+    tests hold float32 expectations: the float32 build unless `options` name a precision mode
+    (CANN's default would be force_fp16, docs/precision.md)."""
     from ge.compiler.api import build_graph, save_om
     from ge.parser.onnx import parse_onnx
     from . import load
+    options = dict(options or {})
+    if not options.get("ge.exec.precision_mode_v2"):
+        options.setdefault("ge.exec.precision_mode", "must_keep_origin_dtype")
     graph = parse_onnx(model, dict(options or {}))
     compiled = build_graph(graph, dict(options or {}))
     with tempfile.TemporaryDirectory(prefix="ge_nodecase_", dir=workdir) as tmp:

@@ -98,7 +98,7 @@ def test_flag_raw_options_and_offline_compile_give_one_om(aipp_models, atc_main,
     config = tmp_path / "aipp.cfg"
     config.write_text(STATIC)
     save_air(parse_onnx(str(aipp_models["rgb"])), str(tmp_path / "rgb.air"))
-    common = ("--framework=1", "--model=rgb.air", f"--soc_version={SAMPLE_SOC}")
+    common = ("--framework=1", "--model=rgb.air", f"--soc_version={SAMPLE_SOC}", "--precision_mode=must_keep_origin_dtype")
     assert atc_main(*common, "--output=by_flag", f"--insert_op_conf={config}",
                     cwd=tmp_path).rc == 0
     (tmp_path / "raw.json").write_text(json.dumps(
@@ -106,7 +106,7 @@ def test_flag_raw_options_and_offline_compile_give_one_om(aipp_models, atc_main,
     run = atc_main(*common, "--output=by_raw", "--raw_ge_options=raw.json", cwd=tmp_path)
     assert run.rc == 0, run.text
     model = build_model(parse_onnx(str(aipp_models["rgb"])),
-                        {"ge.socVersion": SAMPLE_SOC, "ge.insertOpFile": str(config)})
+                        {"ge.socVersion": SAMPLE_SOC, "ge.insertOpFile": str(config), "ge.exec.precision_mode": "must_keep_origin_dtype"})
     save_model(str(tmp_path / "by_api"), model)
     assert_same_om_except_cmdline(tmp_path / "by_flag.om", tmp_path / "by_raw.om")
     assert_same_om_except_cmdline(tmp_path / "by_flag.om", tmp_path / "by_api.om")

@@ -27,11 +27,11 @@ def test_option_map_and_cmdline_reach_the_compiler(atc, work):
 
 
 def test_no_effect_flag_warns_after_success(atc):
-    run = atc(*VALID, "--precision_mode=force_fp16")
+    run = atc(*VALID, "--enable_small_channel=1")
     assert run.rc == 0
     assert run.lines[:3] == [START, "...", SUCCESS]
     assert run.lines[3] == STAMP + ("Option_Without_Effect(WP0001): Option "
-                                    "--precision_mode=force_fp16 is accepted but has no effect in "
+                                    "--enable_small_channel=1 is accepted but has no effect in "
                                     "this implementation (the target is the host CPU).")
     assert run.stdout.endswith("\n\n")
 

@@ -87,7 +87,7 @@ class Pyatc:
 
     def argv(self, model: str, *flags: str, output: str = "net") -> List[str]:
         return self.argv0 + ["--framework=5", f"--model={model}.onnx", f"--output={output}",
-                             f"--soc_version={SOC}", *flags]
+                             f"--soc_version={SOC}", "--precision_mode=must_keep_origin_dtype", *flags]
 
     def _prepare(self, cwd: Path, model: str, env: Optional[dict]) -> tuple:
         cwd = Path(cwd)

@@ -60,7 +60,7 @@ class InProcess:
         if not link.exists():
             link.symlink_to(self.models[model])
         done = self.atc_main("--framework=5", f"--model={model}.onnx", "--output=net",
-                             f"--soc_version={SOC}", *flags,
+                             f"--soc_version={SOC}", "--precision_mode=must_keep_origin_dtype", *flags,
                              cwd=cwd, env=dict(env or {}, TE_PARALLEL_COMPILER="2"))
         return Result(done.rc, done.stdout, done.stderr, cwd, cwd, "net")
 

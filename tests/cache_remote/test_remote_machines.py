@@ -122,7 +122,7 @@ def test_offline_compile_option(servers, reference, models, tmp_path, monkeypatc
     from ge.parser.onnx import parse_onnx
     monkeypatch.setenv("PYATC_REMOTE_CACHE_KEY_FILE", str(servers.key_file))
     graph = parse_onnx(onnx.load(str(models["tiny"])), {})
-    model = build_model(graph, {"ge.socVersion": "Ascend310P3",
+    model = build_model(graph, {"ge.socVersion": "Ascend310P3", "ge.exec.precision_mode": "must_keep_origin_dtype",
                                 "ge.op_compiler_cache_dir": str(tmp_path / "cache"),
                                 "ge.op_compiler_remote_cache": servers.redis.url(1)})
     stats = model.context.kernels.stats

@@ -31,7 +31,7 @@ def _net() -> CaffeNet:
 def _compile(atc_main, work, *args):
     prototxt, weight = _net().save(work)
     run = atc_main("--framework=0", f"--model={prototxt}", f"--weight={weight}",
-                   "--output=m", f"--soc_version={SAMPLE_SOC}", *args, cwd=work)
+                   "--output=m", f"--soc_version={SAMPLE_SOC}", "--precision_mode=must_keep_origin_dtype", *args, cwd=work)
     assert run.rc == 0, run.text
     return load(str(work / "m.om"))
 
@@ -175,7 +175,8 @@ def test_python_api_builds_the_graph_atc_builds(atc_main, tmp_path):
     prototxt, weight = tmp_path / "cli.prototxt", tmp_path / "cli.caffemodel"
     graph = parse_caffe(prototxt, weight, {"ge.outputNodeName": "right;conv1"}, "m")
     save_model(str(tmp_path / "api.om"),
-               build_model(graph, {"ge.socVersion": SAMPLE_SOC}))
+               build_model(graph, {"ge.socVersion": SAMPLE_SOC,
+                                   "ge.exec.precision_mode": "must_keep_origin_dtype"}))
     api_model = load(str(tmp_path / "api.om"))
     assert [o.shape for o in api_model.outputs] == [o.shape for o in atc_model.outputs]
 

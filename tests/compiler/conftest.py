@@ -45,7 +45,7 @@ def atc_run(entry_argv, entry_env, shared_kernel_cache, tmp_path_factory) -> Cal
 
 def compile_args(model: Path, output: str, *extra: str) -> List[str]:
     return ["--framework=5", f"--model={model}", f"--output={output}",
-            f"--soc_version={SOC}", *extra]
+            f"--soc_version={SOC}", "--precision_mode=must_keep_origin_dtype", *extra]
 
 
 @pytest.fixture(scope="session")

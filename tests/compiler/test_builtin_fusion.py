@@ -10,7 +10,7 @@ from ge.ops.interpreter import run_graph
 from ge.parser.onnx import parse_onnx
 
 # Keep the kernels out of these tests: everything on AiCpu, no C compile.
-BASE = {"ge.socVersion": "Ascend310P3", "ge.exec.exclude_engines": "AiCore|AiVec",
+BASE = {"ge.socVersion": "Ascend310P3", "ge.exec.exclude_engines": "AiCore|AiVec", "ge.exec.precision_mode": "must_keep_origin_dtype",
         "ge.op_compiler_cache_mode": "disable"}
 RNG = np.random.default_rng(7)
 

@@ -8,7 +8,7 @@ from ge.compiler.api import build_graph
 from ge.ops.interpreter import run_graph
 from ge.parser.onnx import parse_onnx
 
-OPTIONS = {"ge.socVersion": "Ascend310P3", "ge.exec.exclude_engines": "AiCore|AiVec",
+OPTIONS = {"ge.socVersion": "Ascend310P3", "ge.exec.exclude_engines": "AiCore|AiVec", "ge.exec.precision_mode": "must_keep_origin_dtype",
            "ge.op_compiler_cache_mode": "disable"}
 RNG = np.random.default_rng(3)
 

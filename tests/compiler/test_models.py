@@ -138,7 +138,7 @@ def test_randomized_light_model(name, model_path, atc_main, tmp_path):
     path = tmp_path / f"{name}_random.onnx"
     onnx.save(source, str(path))
     run = atc_main("--framework=5", f"--model={path}", "--output=random",
-                   "--soc_version=Ascend310P3", cwd=tmp_path)
+                   "--soc_version=Ascend310P3", "--precision_mode=must_keep_origin_dtype", cwd=tmp_path)
     assert run.rc == 0, run.text
     graph = read_om(str(tmp_path / "random.om")).to_graph()
     for seed in (1, 2):

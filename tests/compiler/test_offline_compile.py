@@ -10,7 +10,8 @@ from ge.offline_compile import build_model, save_model
 from ge.om import read_om
 from ge.ops.interpreter import run_graph
 
-OPTIONS = {"ge.socVersion": "Ascend310P3", "ge.exec.exclude_engines": "AiCore|AiVec"}
+OPTIONS = {"ge.socVersion": "Ascend310P3", "ge.exec.exclude_engines": "AiCore|AiVec",
+           "ge.exec.precision_mode": "must_keep_origin_dtype"}
 
 
 def es_graph() -> Graph:
@@ -65,7 +66,7 @@ def test_bad_arguments():
 
 
 def test_debug_compile_keeps_kernel_sources_in_debug_dir(tmp_path):
-    options = {"ge.socVersion": "Ascend310P3", "ge.opDebugLevel": "1",
+    options = {"ge.socVersion": "Ascend310P3", "ge.opDebugLevel": "1", "ge.exec.precision_mode": "must_keep_origin_dtype",
                "ge.debugDir": str(tmp_path), "ge.op_compiler_cache_dir": str(tmp_path / "c")}
     model = build_model(es_graph(), options)
     names = {ref.name for ref in model.context.kernels.node_kernels.values()}

@@ -46,6 +46,7 @@ def _record_pass_run(entry, entry_argv, entry_env, marked_venv_python, tmp_path)
                PASS_RECORD=str(record), ASCEND_WORK_PATH=str(tmp_path),
                ASCEND_CACHE_PATH=str(tmp_path / "cache"))
     run(entry_argv(entry) + [f"--model={model}", "--framework=5", "--soc_version=Ascend310",
+                             "--precision_mode=must_keep_origin_dtype",
                              f"--output={tmp_path / 'tiny'}"], env, tmp_path, timeout=600)
     assert (tmp_path / "tiny.om").exists()
     assert record.exists(), "the pass file was not imported by the ATC flow"

@@ -233,7 +233,7 @@ def _run_case(name: str, case: Case, models: Path, root: Path, argv: List[str],
     env.update(case.env)
     framework = MODELS[case.model][0]
     args = [f"--framework={framework}", f"--model={model_file(models, case.model)}",
-            f"--output={work / name}", f"--soc_version={SOC}",
+            f"--output={work / name}", f"--soc_version={SOC}", "--precision_mode=must_keep_origin_dtype",
             f"--raw_ge_options={work / 'raw.json'}", f"--op_compiler_cache_dir={cache}"]
     args += [a.replace("@", str(work) + os.sep) for a in case.args]
     done = subprocess.run(argv + args, cwd=work, env=env, capture_output=True, timeout=300)

@@ -37,7 +37,7 @@ def test_a_thread_left_by_a_pass_does_not_keep_the_entry_alive(entry, entry_argv
     env["ASCEND_PROCESS_LOG_PATH"] = str(tmp_path / "log")
     args = [f"--framework={MODELS['matmul_add'][0]}",
             f"--model={model_file(e2e_models, 'matmul_add')}", f"--output={tmp_path / 'm'}",
-            f"--soc_version={SOC}", "--op_compiler_cache_mode=disable"]
+            f"--soc_version={SOC}", "--op_compiler_cache_mode=disable", "--precision_mode=must_keep_origin_dtype"]
     started = time.monotonic()
     done = subprocess.run(entry_argv(entry) + args, cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=120)

@@ -108,7 +108,8 @@ class Atc:
         run_env.update(env or {})
         code = "import sys; from ge.atc import main_impl; sys.exit(main_impl(sys.argv) & 0xFF)"
         argv = [*wrap, sys.executable, "-c", code, "--framework=5", f"--model={self.model}",
-                f"--output={output}", f"--soc_version={SOC}", *flags]
+                f"--output={output}", f"--soc_version={SOC}",
+                "--precision_mode=must_keep_origin_dtype", *flags]
         if setup:
             argv = ["unshare", "--mount", "sh", "-ec", f'{setup}\nexec "$@"', "probe", *argv]
         proc = subprocess.run(argv, cwd=cwd, env=run_env, capture_output=True, text=True,

@@ -20,7 +20,7 @@ from onnx import helper as h
 
 from ge.passes.bootstrap import unload_pass_plugins
 
-ARGS = ("--framework=5", "--soc_version=Ascend310P3", "--output=net")
+ARGS = ("--framework=5", "--soc_version=Ascend310P3", "--output=net", "--precision_mode=must_keep_origin_dtype")
 
 
 def _save(path: Path, nodes, inputs, outputs, initializers=()) -> Path:

@@ -50,7 +50,7 @@ def relu_model(directory, external=None, bias_dims=None):
 
 def compile_args(model, tmp_path, *extra):
     return (f"--model={model}", "--framework=5", f"--output={tmp_path / 'out'}",
-            "--soc_version=Ascend310P3", *extra)
+            "--soc_version=Ascend310P3", "--precision_mode=must_keep_origin_dtype", *extra)
 
 
 def refused(run, code, *names):

@@ -46,7 +46,7 @@ def streams(tmp_path_factory, entry_env):
 
 def _args(base) -> list:
     return ["--framework=5", f"--model={base / 't.onnx'}", "--output=m",
-            "--soc_version=Ascend310P3", "--log=info"]
+            "--soc_version=Ascend310P3", "--log=info", "--precision_mode=must_keep_origin_dtype"]
 
 
 def _in(base, *parts):

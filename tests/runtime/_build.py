@@ -13,7 +13,8 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-OPTIONS = {"ge.socVersion": "Ascend310P3"}
+OPTIONS = {"ge.socVersion": "Ascend310P3",
+           "ge.exec.precision_mode": "must_keep_origin_dtype"}   # the float32 build
 
 
 def compile_to_om(model, path, options=None) -> str:

@@ -86,7 +86,8 @@ def test_node_case_through_pyatc(cases, name, entry_argv, entry_env, tmp_path):
     onnx_path.write_bytes(model.SerializeToString())
     out = tmp_path / "case"
     run = subprocess.run(entry_argv("pyatc") + [f"--model={onnx_path}", "--framework=5",
-                                                f"--output={out}", "--soc_version=Ascend310P3"],
+                                                f"--output={out}", "--soc_version=Ascend310P3",
+                                                 "--precision_mode=must_keep_origin_dtype"],
                          env=entry_env, cwd=tmp_path, capture_output=True, text=True,
                          timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr

@@ -101,7 +101,8 @@ def test_nc1hwc0_flags_three_ways(frozen, tf_compiled, atc_main, tmp_path):
                    "--raw_ge_options=raw.json", cwd=tmp_path)
     assert run.rc == 0, run.text
     options = {"ge.socVersion": SOC, "ge.INPUT_NODES_SET_FP16": "in/image",
-               "ge.outputNodeName": "scope/y:0;z:0", "input_format": "NHWC", **raw}
+               "ge.outputNodeName": "scope/y:0;z:0", "input_format": "NHWC",
+               "ge.exec.precision_mode": "must_keep_origin_dtype", **raw}
     graph = parse_tensorflow(frozen("small"), options, graph_name="api")
     save_model(str(tmp_path / "api"), build_model(graph, options))
     specs = []

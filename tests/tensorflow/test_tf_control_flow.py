@@ -52,7 +52,7 @@ def test_control_flow_matches_tensorflow(name, sign, frozen, tf_compiled):
 
 def test_data_dependent_loop_is_refused(frozen, atc_main, tmp_path):
     run = atc_main("--framework=3", f"--model={frozen('while_v2_dynamic')}", "--output=out",
-                   "--soc_version=Ascend310", cwd=tmp_path)
+                   "--soc_version=Ascend310", "--precision_mode=must_keep_origin_dtype", cwd=tmp_path)
     assert run.rc == 255
     assert "EP0503" in run.text and "Control flow node while (StatelessWhile)" in run.text
     assert not list(tmp_path.glob("out*"))

@@ -110,6 +110,7 @@ class Session:
     def argv(self, *extra: str) -> List[str]:
         return self.argv0 + ["--framework=5", "--model=m.onnx", "--output=net",
                              f"--soc_version={SOC}", f"--op_compiler_cache_dir={self.cache}",
+                             "--precision_mode=must_keep_origin_dtype",
                              *extra]
 
     def _spawn(self, argv: List[str], env: Dict[str, str]) -> pexpect.spawn:
