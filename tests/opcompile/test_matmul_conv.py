@@ -55,6 +55,9 @@ CONV_CASES = [  # (x shape, w shape, strides, pads, dilations, groups, bias)
     ((1, 2, 3, 2), (3, 2, 3, 3), (1, 1), (4, 3, 5, 4), (1, 1), 1, True),    # pads > kernel
     ((1, 2, 9, 10), (3, 2, 2, 3), (3, 3), (1, 0, 2, 1), (2, 3), 1, False),  # stride 3, dilated
     ((1, 2, 4, 1), (2, 2, 3, 3), (1, 2), (1, 1, 2, 2), (1, 1), 1, True),    # width 1
+    ((1, 48, 45, 45), (8, 48, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, True),  # 2 im2col blocks
+    ((1, 3, 7, 7), (6, 1, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 3, True),    # channel multiplier 2
+    ((2, 4, 9, 9), (4, 1, 3, 3), (2, 2), (2, 1, 1, 2), (2, 2), 4, False),   # depthwise, dilated
 ]
 
 

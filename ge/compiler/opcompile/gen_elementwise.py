@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from .fastmath import helpers_for
 from .cgen import (C_TYPE, KernelSource, Unsupported, broadcast_strides, coalesce, flit,
                    io_decls, kernel_file, loop_nest, offset_expr)
 
@@ -74,7 +75,7 @@ ELEMENTWISE = {
     "Reciprocal": Ew(1, _a(lambda x, s: f"1.0f / {x}")),
     "Exp": Ew(1, _a(_exp_like("expf", lambda arg, b: f"powf({b}, {arg})"))),
     "Log": Ew(1, _a(_exp_like("logf", lambda arg, b: f"logf({arg}) / logf({b})"))),
-    "Erf": Ew(1, _a(lambda x, s: f"erff({x})")),
+    "Erf": Ew(1, _a(lambda x, s: f"ge_erf({x})")),
     "Sign": Ew(1, _a(lambda x, s: f"(float)(({x} > 0.0f) - ({x} < 0.0f))")),
     "Floor": Ew(1, _a(lambda x, s: f"floorf({x})")),
     "Ceil": Ew(1, _a(lambda x, s: f"ceilf({x})")),
@@ -126,4 +127,5 @@ def render_elementwise(sig) -> KernelSource:
     expr = row.expr(names, sig)
     body = loop_nest(dims, [f"y0[{offset_expr(all_strides[0])}] = "
                             f"({C_TYPE[out.dtype]})({expr});"])
-    return KernelSource(kernel_file(sig, "elementwise", VERSION, io_decls(sig), body))
+    return KernelSource(kernel_file(sig, "elementwise", VERSION, io_decls(sig), body,
+                                    helpers=helpers_for(expr)))
