@@ -348,6 +348,10 @@ CODES: tuple[Code, ...] = (
          solution="Give every graph input static dims with --input_shape, so that the "
                   "condition folds and the If is replaced by the branch it takes.", ours=True),
     Code("EP0301", "Om_Write_Error", "Cannot build the OM. Reason: {reason}.", ours=True),
+    Code("EP0320", "Runtime_Invalid_Threads",
+         "Invalid thread count {value} ({source}): {reason}.",
+         solution="Give a whole number of threads from 1 to the number of CPUs this process "
+                  "may use, or leave it out for the default (the physical cores).", ours=True),
     Code("EP0401", "Runtime_Target_Mismatch",
          "The OM {file} was not built for this host ({host}): {reason}.",
          solution="Compile the model on this kind of host with pyatc.", ours=True),
