@@ -25,3 +25,9 @@ def test_erf_keeps_nan():
 def test_softmax_of_long_rows_with_large_range(rng):
     x = (rng.standard_normal((4, 12, 128)) * 30).astype(F32)
     check_op("SoftmaxV2", [x], {"axes": [-1]}, rtol=1e-5, atol=1e-7)
+
+
+def test_gelu_v2_both_approximations(rng):
+    x = (rng.standard_normal((4, 257)) * 3).astype(F32)
+    check_op("GeluV2", [x], {"approximate": "none"}, rtol=1e-5, atol=1e-6)
+    check_op("GeluV2", [x], {"approximate": "tanh"}, rtol=1e-5, atol=1e-6)

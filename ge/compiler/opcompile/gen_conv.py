@@ -12,11 +12,13 @@ applied to each block while it is still in the cache.
 from __future__ import annotations
 
 from ge import blas
+from ge.ops.defs._common import FUSED_ACTIVATION
 
 from .cgen import KernelSource, Unsupported, hw_pair, io_decls, kernel_file, require_dtypes
+from .fastmath import helpers_for
 from .gen_elementwise import ELEMENTWISE
 
-__all__ = ["render_conv2d", "epilogue", "FUSED_ACTIVATIONS", "BLOCK_BYTES", "VERSION"]
+__all__ = ["render_conv2d", "epilogue", "epilogue_helpers", "FUSED_ACTIVATIONS", "BLOCK_BYTES", "VERSION"]
 
 VERSION = 4
 SGEMM = blas.symbol("cblas_sgemm")
@@ -24,17 +26,29 @@ F = ("DT_FLOAT",)
 BLOCK_BYTES = 1 << 20           # im2col block bytes (measured on ResNet-50: docs/kernel-abi.md)
 MIN_BLOCK_COLUMNS = 1024        # narrower sgemm calls lose more than the cache gains
 # activations a matrix kernel applies to its own output (attribute-free rows of ELEMENTWISE)
-FUSED_ACTIVATIONS = ("Relu",)
+FUSED_ACTIVATIONS = ("Relu", "GeluV2")
+
+
+def _activation(sig) -> str:
+    """The C expression of the signature's `fused_activation` over `v`, or ""."""
+    act = sig.attr(FUSED_ACTIVATION, "") or ""
+    if not act:
+        return ""
+    if act not in FUSED_ACTIVATIONS:
+        raise Unsupported(f"fused activation {act}")
+    return ELEMENTWISE[act].expr(["v"], sig)
+
+
+def epilogue_helpers(sig) -> list:
+    """The helper functions the epilogue's expression calls (fastmath)."""
+    return helpers_for(_activation(sig))
 
 
 def epilogue(sig, ptr: str, count: str, indent: str) -> list:
     """C lines applying the signature's `fused_activation` to `count` floats at `ptr`."""
-    act = sig.attr("fused_activation", "") or ""
-    if not act:
+    expr = _activation(sig)
+    if not expr:
         return []
-    if act not in FUSED_ACTIVATIONS:
-        raise Unsupported(f"fused activation {act}")
-    expr = ELEMENTWISE[act].expr(["v"], sig)
     return [f"{indent}for (int64_t e = 0; e < {count}; ++e) {{",
             f"{indent}    const float v = {ptr}[e];",
             f"{indent}    {ptr}[e] = {expr};",
@@ -161,10 +175,12 @@ def render_conv2d(sig) -> KernelSource:
         raise Unsupported("quantised offset_w input")
     g = _geometry(sig)
     if g["cg"] == 1 and g["groups"] > 1:
-        return KernelSource(kernel_file(sig, "conv2d", VERSION, io_decls(sig), _channelwise(sig, g)))
+        return KernelSource(kernel_file(sig, "conv2d", VERSION, io_decls(sig), _channelwise(sig, g),
+                                        helpers=epilogue_helpers(sig)))
     direct = (g["kh"] == g["kw"] == 1 and g["sh"] == g["sw"] == 1 and g["pt"] == g["pl"] == 0
               and g["oh"] == g["h"] and g["ow"] == g["wd"])
     ck = g["cg"] * g["kh"] * g["kw"]
     workspace = 0 if direct else ck * _rows_per_block(g) * g["ow"] * 4
     return KernelSource(kernel_file(sig, "conv2d", VERSION, io_decls(sig), _blocked(sig, g, direct),
-                                    blas=True), workspace_bytes=workspace, needs_blas=True)
+                                    blas=True, helpers=epilogue_helpers(sig)),
+                        workspace_bytes=workspace, needs_blas=True)

@@ -42,6 +42,15 @@ def _exp_like(fn, base_fn):
     return expr
 
 
+def _gelu(x: str, approximate: str) -> str:
+    if approximate == "none":
+        return f"0.5f * {x} * (1.0f + ge_erf({x} * 0.70710678118654752f))"
+    if approximate == "tanh":
+        return (f"0.5f * {x} * (1.0f + ge_tanh(0.79788456080286536f * "
+                f"({x} + 0.044715f * {x} * {x} * {x})))")
+    raise Unsupported(f"GeluV2 approximate {approximate!r}")
+
+
 ELEMENTWISE = {
     # binary arithmetic
     "Add": Ew(2, lambda o, s: f"{o[0]} + {o[1]}"),
@@ -97,6 +106,7 @@ ELEMENTWISE = {
     "Elu": Ew(1, _a(lambda x, s: f"{flit(s.attr('scale', 1.0))} * ({x} > 0.0f ? {x} : "
                     f"{flit(s.attr('alpha', 1.0))} * "
                     f"(expf({flit(s.attr('input_scale', 1.0))} * {x}) - 1.0f))")),
+    "GeluV2": Ew(1, _a(lambda x, s: _gelu(x, s.attr("approximate", "none")))),
     "Selu": Ew(1, _a(lambda x, s: f"1.0507009873554805f * ({x} > 0.0f ? {x} : "
                      f"1.6732632423543772f * (expf({x}) - 1.0f))")),
 }

@@ -10,7 +10,7 @@ from ge import blas
 
 from .cgen import (KernelSource, Unsupported, broadcast_strides, flit, io_decls, kernel_file,
                    numel, require_dtypes)
-from .gen_conv import render_conv2d
+from .gen_conv import epilogue, epilogue_helpers, render_conv2d
 
 __all__ = ["MATMUL_OPS", "VERSION", "render_matmul", "render_gemm", "render_conv2d"]
 
@@ -78,10 +78,10 @@ def render_matmul(sig) -> KernelSource:
     body += [f"        {SGEMM}(CblasRowMajor, {'CblasTrans' if ta else 'CblasNoTrans'}, "
              f"{'CblasTrans' if tb else 'CblasNoTrans'}, {m}, {n}, {k}, 1.0f, "
              f"x0 + off_a[bi], {lda}, x1 + off_b[bi], {ldb}, {'1.0f' if has_bias else '0.0f'}, "
-             f"c, {n});",
-             "    }"]
+             f"c, {n});"]
+    body += epilogue(sig, "c", str(m * n), "        ") + ["    }"]
     return KernelSource(kernel_file(sig, "matmul", VERSION, io_decls(sig), body, blas=True,
-                                    helpers=helpers), needs_blas=True)
+                                    helpers=helpers + epilogue_helpers(sig)), needs_blas=True)
 
 
 def render_gemm(sig) -> KernelSource:
