@@ -10,14 +10,15 @@ import math
 import os
 
 import numpy as np
-import onnx
 from google.protobuf.message import DecodeError
-from onnx import TensorProto
 
 from ge.errors import GeError
 from ge.fsutil import MODEL_LIMIT, open_regular, os_reason, read_regular
 from ge.graph import DataType
 from ge.proto.schema import is_repeated
+
+from . import _proto as onnx
+from ._proto import TensorProto
 
 __all__ = ["ONNX_TO_GE_DTYPE", "ge_dtype", "load_model_bytes", "read_model_file",
            "tensor_to_array"]
