@@ -1,7 +1,9 @@
 """C helpers for exp, tanh and erf without libm calls, so that the loops around them vectorise
 on the baseline ISA (glibc's expf / tanhf / erff are scalar calls: they made the activations
-half of an LSTM step, and Erf and Softmax a third of a BERT run).  A generator that uses a
-`ge_*` function adds `helpers_for(expression)` to its kernel file.
+half of an LSTM step, and Erf and Softmax a third of a BERT run).  Their compare-and-select
+vectorises because kernels are built with -fno-trapping-math (build.py); without it GCC keeps
+them as branches and the loops stay scalar.  A generator that uses a `ge_*` function adds
+`helpers_for(expression)` to its kernel file.
 
 exp: round x*log2(e) to n, r = x - n*ln2 (ln2 split in two), a degree-6 polynomial for e^r and
 2^n from the exponent bits; x is clamped to [-87, 88] (no overflow, no denormals).
