@@ -11,7 +11,8 @@ process measured in the same run:
                                    [--profile] [--keep DIR]
 
 The byte code of ge is written once before any timing (as an installed package has it), so the
-cold figure is the operator compiler's cost, not Python's.  Wall times are medians; the CPU time (user + sys) of the same processes is printed too, as
+cold figure is the operator compiler's cost, not Python's.  Wall times are medians; the CPU time
+(user + sys) of the same processes is printed too, as
 it is steadier when other jobs share the machine.  `ours` runs `python3 -m ge.atc` from this
 checkout, or `<prefix>/bin/pyatc` with --prefix.
 --profile also runs one warm compile in-process under cProfile and prints the hot spots.

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 from ge.errors import GeError
 
-__all__ = ["set_threads", "PACKAGE", "DISTRIBUTION", "SONAME", "LINK_NAME", "SYMBOL_PREFIX", "CORETYPE_VAR",
+__all__ = ["set_threads",
+           "PACKAGE", "DISTRIBUTION", "SONAME", "LINK_NAME", "SYMBOL_PREFIX", "CORETYPE_VAR",
            "BlasBuild", "locate", "symbol", "core_type_for_flags", "load"]
 
 log = logging.getLogger(__name__)

@@ -44,12 +44,12 @@ def conv_relu_model(extra_reader=False, groups=1):
 
 
 GELU_ORDERS = {   # how exporters write x * 0.5 * (1 + erf(x / sqrt 2)), after MatMul + bias
-    "x_times_1pe_then_half": lambda: [
-        helper.make_node("Mul", ["h", "one_pe"], ["m"]), helper.make_node("Mul", ["m", "half"], ["z"])],
-    "half_x_times_1pe": lambda: [
-        helper.make_node("Mul", ["h", "half"], ["hx"]), helper.make_node("Mul", ["hx", "one_pe"], ["z"])],
-    "x_times_half_1pe": lambda: [
-        helper.make_node("Mul", ["one_pe", "half"], ["hp"]), helper.make_node("Mul", ["h", "hp"], ["z"])],
+    "x_times_1pe_then_half": lambda: [helper.make_node("Mul", ["h", "one_pe"], ["m"]),
+                                      helper.make_node("Mul", ["m", "half"], ["z"])],
+    "half_x_times_1pe": lambda: [helper.make_node("Mul", ["h", "half"], ["hx"]),
+                                 helper.make_node("Mul", ["hx", "one_pe"], ["z"])],
+    "x_times_half_1pe": lambda: [helper.make_node("Mul", ["one_pe", "half"], ["hp"]),
+                                 helper.make_node("Mul", ["h", "hp"], ["z"])],
 }
 
 

@@ -18,7 +18,8 @@ from .cgen import KernelSource, Unsupported, hw_pair, io_decls, kernel_file, req
 from .fastmath import helpers_for
 from .gen_elementwise import ELEMENTWISE
 
-__all__ = ["render_conv2d", "epilogue", "epilogue_helpers", "FUSED_ACTIVATIONS", "BLOCK_BYTES", "VERSION"]
+__all__ = ["render_conv2d", "epilogue", "epilogue_helpers", "FUSED_ACTIVATIONS", "BLOCK_BYTES",
+           "VERSION"]
 
 VERSION = 4
 SGEMM = blas.symbol("cblas_sgemm")
@@ -91,7 +92,8 @@ def _channelwise(sig, g: dict) -> list:
     ohw = g["oh"] * g["ow"]
     body = [f"    for (int64_t n = 0; n < {g['nb']}; ++n)",
             f"    for (int64_t o = 0; o < {g['co']}; ++o) {{",
-            f"        const float *xc = x0 + (n * {g['c']} + o / {g['cog']}) * {g['h'] * g['wd']};",
+            f"        const float *xc = x0 + (n * {g['c']} + o / {g['cog']})"
+            f" * {g['h'] * g['wd']};",
             f"        float *yc = y0 + (n * {g['co']} + o) * {ohw};",
             f"        const float *wk = x1 + o * {g['kh'] * g['kw']};",
             f"        const float init = {'x2[o]' if g['has_bias'] else '0.0f'};",
@@ -105,7 +107,8 @@ def _channelwise(sig, g: dict) -> list:
              f"                if (hi < 0 || hi >= {g['h']}) continue;",
              f"                const float *xr = xc + hi * {g['wd']} + wofs;",
              f"                float *yr = yc + oi * {g['ow']};",
-             f"                for (int64_t oj = jlo; oj < jhi; ++oj) yr[oj] += wv * xr[oj * {g['sw']}];",
+             f"                for (int64_t oj = jlo; oj < jhi; ++oj) "
+             f"yr[oj] += wv * xr[oj * {g['sw']}];",
              "            }",
              "        }"]
     body += epilogue(sig, "yc", str(ohw), "        ")
@@ -126,7 +129,8 @@ def _blocked(sig, g: dict, direct: bool) -> list:
     rows = g["oh"] if direct else _rows_per_block(g)
     body = [f"    for (int64_t n = 0; n < {g['nb']}; ++n)",
             f"    for (int64_t g = 0; g < {g['groups']}; ++g) {{",
-            f"        const float *xg = x0 + (n * {g['c']} + g * {g['cg']}) * {g['h'] * g['wd']};",
+            f"        const float *xg = x0 + (n * {g['c']} + g * {g['cg']})"
+            f" * {g['h'] * g['wd']};",
             f"        float *yg = y0 + (n * {g['co']} + g * {cog}) * {ohw};",
             f"        for (int64_t r0 = 0; r0 < {g['oh']}; r0 += {rows}) {{",
             f"            const int64_t rn = {g['oh']} - r0 < {rows} ? {g['oh']} - r0 : {rows};",
@@ -137,18 +141,22 @@ def _blocked(sig, g: dict, direct: bool) -> list:
                  f"            for (int64_t ci = 0; ci < {g['cg']}; ++ci)",
                  f"            for (int64_t ki = 0; ki < {g['kh']}; ++ki)",
                  f"            for (int64_t kj = 0; kj < {g['kw']}; ++kj) {{",
-                 f"                float *row = col + ((ci * {g['kh']} + ki) * {g['kw']} + kj) * pn;"]
+                 f"                float *row = col + ((ci * {g['kh']} + ki) * {g['kw']} + kj)"
+                 f" * pn;"]
         body += _column_range(g, "                ")
         body += [f"                for (int64_t oi = r0; oi < r0 + rn; ++oi) {{",
-                 f"                    const int64_t hi = oi * {g['sh']} - {g['pt']} + ki * {g['dh']};",
+                 f"                    const int64_t hi = oi * {g['sh']} - {g['pt']}"
+                 f" + ki * {g['dh']};",
                  f"                    float *r = row + (oi - r0) * {ow};",
                  f"                    if (hi < 0 || hi >= {g['h']}) {{",
                  f"                        memset(r, 0, {ow} * sizeof(float));",
                  "                        continue;",
                  "                    }",
-                 f"                    const float *xr = xg + (ci * {g['h']} + hi) * {g['wd']} + wofs;",
+                 f"                    const float *xr = xg + (ci * {g['h']} + hi) * {g['wd']}"
+                 f" + wofs;",
                  "                    for (int64_t oj = 0; oj < jlo; ++oj) r[oj] = 0.0f;",
-                 f"                    for (int64_t oj = jlo; oj < jhi; ++oj) r[oj] = xr[oj * {g['sw']}];",
+                 f"                    for (int64_t oj = jlo; oj < jhi; ++oj) "
+                 f"r[oj] = xr[oj * {g['sw']}];",
                  f"                    for (int64_t oj = jhi; oj < {ow}; ++oj) r[oj] = 0.0f;",
                  "                }",
                  "            }"]
