@@ -12,8 +12,8 @@ the `scipy_` prefix (so it never clashes with another OpenBLAS in the process, n
 * **Run** (ge.runtime and the reference loader): `load()` opens the wheel's library first with
   RTLD_GLOBAL, so a kernel's `NEEDED libscipy_openblas.so` is satisfied by the library already
   in the process.  Before the library initialises it gets the right core type (unless the user set
-  `OPENBLAS_CORETYPE`, OpenBLAS's own switch, which wins) and afterwards one thread: a model run is
-  one thread (docs/runtime.md).
+  `OPENBLAS_CORETYPE`, OpenBLAS's own switch, which wins) and afterwards one thread, until
+  `set_threads` (the runtime's --threads, docs/runtime.md) asks for more.
 
 A leaf module: the compiler and the runtime both import it, it imports neither.
 """
@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 from ge.errors import GeError
 
-__all__ = ["PACKAGE", "DISTRIBUTION", "SONAME", "LINK_NAME", "SYMBOL_PREFIX", "CORETYPE_VAR",
+__all__ = ["set_threads",
+           "PACKAGE", "DISTRIBUTION", "SONAME", "LINK_NAME", "SYMBOL_PREFIX", "CORETYPE_VAR",
            "BlasBuild", "locate", "symbol", "core_type_for_flags", "load"]
 
 log = logging.getLogger(__name__)
@@ -148,6 +149,17 @@ def load() -> str:
         raise _missing(f"{build.library} cannot be loaded: {exc}") from None
     getattr(lib, symbol("openblas_set_num_threads"))(1)
     core = ffi.string(getattr(lib, symbol("openblas_get_corename"))()).decode("ascii", "replace")
-    _loaded.update(core=core, lib=(ffi, lib))    # keep the library mapped for the process
+    _loaded.update(core=core, lib=(ffi, lib), threads=1)   # keep the library mapped
     log.debug("OpenBLAS %s (%s), core %s, one thread", build.version, build.library, core)
     return core
+
+
+def set_threads(count: int) -> None:
+    """The number of threads OpenBLAS splits each sgemm over (process-wide; loads the library
+    first).  Its level-3 routines split the output matrix, never the sum over k, so a product
+    is the same bits whatever the count."""
+    load()
+    if _loaded.get("threads") != count:
+        _, lib = _loaded["lib"]
+        getattr(lib, symbol("openblas_set_num_threads"))(int(count))
+        _loaded["threads"] = count

@@ -407,6 +407,10 @@ CODES: tuple[Code, ...] = (
          "Weight file {file} of the model {model} cannot be used: {reason}.",
          solution="Keep the weight directory that was written beside the OM with it, or "
                   "compile the model again.", ours=True),
+    Code("EP0320", "Runtime_Invalid_Threads",
+         "Invalid thread count {value} ({source}): {reason}.",
+         solution="Give a whole number of threads from 1 to the number of CPUs this process "
+                  "may use, or leave it out for the default (the physical cores).", ours=True),
     Code("EP0401", "Runtime_Target_Mismatch",
          "The OM {file} was not built for this host ({host}): {reason}.",
          solution="Compile the model on this kind of host with pyatc.", ours=True),

@@ -373,7 +373,16 @@ class Graph:
         return None
 
     def topo_order(self) -> list[Node]:
-        """Nodes in a stable topological order (ties broken by insertion order)."""
+        """Nodes in a stable topological order (ties broken by insertion order); remembered
+        until the structure changes (`_edits`), as passes ask for it again and again."""
+        cached = self.__dict__.get("_topo")
+        if cached is not None and cached[0] == self._edits:
+            return list(cached[1])
+        order = self._topo_order()
+        self._topo = (self._edits, order)
+        return list(order)
+
+    def _topo_order(self) -> list[Node]:
         nodes = list(self._nodes.values())
         order_of = {id(n): i for i, n in enumerate(nodes)}
         if self._insertion_order_is_topological(nodes, order_of):

@@ -23,6 +23,8 @@ OPTIONS = (
     Opt("output", "directory for output_<i>.<fmt>; omit to write nothing"),
     Opt("outfmt", "NPY, BIN or TXT", "NPY"),
     Opt("loop", "run the model this many times (latency is the mean)", 1, int),
+    Opt("threads", "threads of each run (OpenBLAS sgemm); default: the physical cores, as "
+                   "onnxruntime"),
     Opt("help", "print this text", False, bool),
     # the gear of a model compiled with gears (msame's options; .npy inputs name it by shape)
     Opt("dymBatch", "batch-size gear of a --dynamic_batch_size model, e.g. 4"),
@@ -46,6 +48,7 @@ def main(argv: list) -> int:
         return EXIT_OK
     args = parse(argv, OPTIONS)
     from . import load
+    from ._threads import check_threads
     from ._io import OUTPUT_FORMATS, read_inputs, write_outputs
     import numpy as np
     fmt = args["outfmt"].upper()
@@ -55,7 +58,7 @@ def main(argv: list) -> int:
     if not 1 <= args["loop"] <= 1_000_000:
         raise GeError("E10001", {"value": args["loop"], "parameter": "--loop",
                                  "reason": "it must be between 1 and 1000000"})
-    model = load(args["model"])
+    model = load(args["model"], threads=check_threads(args["threads"], "--threads"))
     files = [f for f in (args["input"] or "").split(",") if f]
     from ._bench_cli import run_bench, wants_bench
     if wants_bench(args, files):    # input directories, warm-up, summary, profiler

@@ -49,6 +49,11 @@ class KernelLibrary:
         self._declared[name] = self._loader.declared(lib)
         return fn
 
+    @property
+    def uses_blas(self) -> bool:
+        """Any kernel loaded (the loader opened OpenBLAS before the first one)."""
+        return bool(self._loaded)
+
     def declared(self, name: str) -> tuple[str, int]:
         """(signature JSON, workspace bytes) that loaded kernel `name` declares."""
         return self._declared[name]

@@ -20,6 +20,7 @@ from typing import Union
 import numpy as np
 
 from ge.graph.attr_names import ATTR_CUSTOM_PACKAGE, ATTR_KERNEL_SHA256
+from ge import blas
 from ge.errors import GeError
 from ge.graph.lowprec import call_lowprec, is_low_precision
 from ge.ops import Role, role_of
@@ -28,14 +29,17 @@ from ._gears import SHAPE_DATA, fill_prefix, gear_info, gear_of_option, gear_of_
 from ._errors import BAD_INPUT, EXEC_FAILED, FILE_OPEN, INVALID_OM, UNSUPPORTED_OP
 from ._io import low_precision_input
 from ._kernels import KernelLibrary
+from ._threads import check_threads
 from ._plan import GraphPlan, Plan, Step, TensorSpec, build_plan, check_target
 from ._validate import check_kernel_step
 
 __all__ = ["Model", "load", "TensorSpec"]
 
 
-def load(path: str, *, check_host: bool = True) -> "Model":
-    """Load an OM written by our compiler for this host."""
+def load(path: str, *, check_host: bool = True, threads=None) -> "Model":
+    """Load an OM written by our compiler for this host; `threads` for its runs (default: the
+    physical cores, as onnxruntime; ge.runtime._threads)."""
+    threads = check_threads(threads, "threads")
     from ge.om import read_om
     path = os.fspath(path)
     if not os.path.isfile(path):
@@ -53,12 +57,13 @@ def load(path: str, *, check_host: bool = True) -> "Model":
         check_target(om, path)
     from ge.ops.custom import ensure_loaded
     ensure_loaded()                 # custom operator packages (docs/custom-ops.md)
-    return Model(om, path)
+    return Model(om, path, threads=threads)
 
 
 class Model:
-    def __init__(self, om, source: str = "<memory>"):
+    def __init__(self, om, source: str = "<memory>", threads=None):
         self.source = source
+        self.threads = check_threads(threads, "threads")
         self.name = om.model_def.name
         self._plan: Plan = build_plan(om, source)
         self._kernels = KernelLibrary(list(om.kernels or ()))
@@ -130,6 +135,7 @@ class Model:
         """Run on `inputs`.  A model with gears runs the gear of the inputs' shapes (or gear
         number `gear`, see select_gear); EP0200 when they are no gear."""
         feeds = self._check_inputs(inputs)
+        self._use_threads()
         other = self._specialisation(feeds)
         if other is not None:
             return other.run(feeds, capture=capture)
@@ -184,6 +190,7 @@ class Model:
         """[(op name, op type, engine, mean seconds)] of the root graph's ops, in order."""
         import time
         feeds = self._check_inputs(inputs)
+        self._use_threads()
         other = self._specialisation(feeds)
         if other is not None:
             return other.profile(feeds, runs)
@@ -198,6 +205,10 @@ class Model:
                 totals[step.name] += time.perf_counter() - start
         return [(s.name, s.type, self.engines[s.name], totals[s.name] / runs)
                 for s in root.steps]
+
+    def _use_threads(self) -> None:
+        if self._kernels.uses_blas:
+            blas.set_threads(self.threads)
 
     def _check_inputs(self, inputs) -> list:
         specs = self.inputs

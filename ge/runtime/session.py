@@ -8,7 +8,8 @@
     session.summary().as_dict()                   # latency of every infer() so far
 
 `device_id` is ais_bench's argument: 0 is the one device (this host), others are EP0002.  A session
-wraps one ge.runtime.Model: one thread at a time.  See docs/runtime.md, "Python API".
+wraps one ge.runtime.Model: one caller thread at a time; `threads` is the number it runs on
+(default: the physical cores, as onnxruntime).  See docs/runtime.md, "Python API".
 """
 from __future__ import annotations
 
@@ -49,7 +50,8 @@ def _desc(spec) -> TensorDesc:
 
 
 class InferSession:
-    def __init__(self, om_path: Union[str, int], device_id: Union[int, str] = 0, loop: int = 1):
+    def __init__(self, om_path: Union[str, int], device_id: Union[int, str] = 0, loop: int = 1,
+                 threads: Union[int, None] = None):
         if isinstance(om_path, int) and isinstance(device_id, str):   # ais_bench's order
             om_path, device_id = device_id, om_path
         self.device_id = int(device_id)
@@ -57,7 +59,7 @@ class InferSession:
             raise GeError("EP0002", {"feature": f"device_id={device_id}", "reason": "the "
                                      "host runtime has one device, the host (device 0)"})
         self.loop = max(int(loop), 1)
-        self.model: Model = load(om_path)
+        self.model: Model = load(om_path, threads=threads)
         self._times: list = []
 
     def get_inputs(self) -> list:

@@ -55,6 +55,9 @@ CONV_CASES = [  # (x shape, w shape, strides, pads, dilations, groups, bias)
     ((1, 2, 3, 2), (3, 2, 3, 3), (1, 1), (4, 3, 5, 4), (1, 1), 1, True),    # pads > kernel
     ((1, 2, 9, 10), (3, 2, 2, 3), (3, 3), (1, 0, 2, 1), (2, 3), 1, False),  # stride 3, dilated
     ((1, 2, 4, 1), (2, 2, 3, 3), (1, 2), (1, 1, 2, 2), (1, 1), 1, True),    # width 1
+    ((1, 48, 45, 45), (8, 48, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, True),  # 2 im2col blocks
+    ((1, 3, 7, 7), (6, 1, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 3, True),    # channel multiplier 2
+    ((2, 4, 9, 9), (4, 1, 3, 3), (2, 2), (2, 1, 1, 2), (2, 2), 4, False),   # depthwise, dilated
 ]
 
 
@@ -75,3 +78,35 @@ def test_conv2d_nhwc_is_refused(rng):
     sig = make_sig("Conv2D", [x, w], [np.ones((1, 4, 4, 2), F32)],
                    {"strides": [1, 1, 1, 1], "pads": [0, 0, 0, 0], "data_format": "NHWC"})
     assert "NCHW" in check_supported(sig)
+
+
+@pytest.mark.parametrize("act", ["Relu", "GeluV2"])
+@pytest.mark.parametrize("xs,ws,st,pads,groups", [
+    ((1, 48, 45, 45), (8, 48, 3, 3), (1, 1), (1, 1, 1, 1), 1),    # im2col blocks
+    ((2, 8, 5, 5), (6, 8, 1, 1), (1, 1), (0, 0, 0, 0), 1),        # 1x1 direct
+    ((1, 4, 6, 6), (8, 1, 3, 3), (2, 2), (1, 1, 1, 1), 4),        # channel-wise
+])
+def test_conv2d_fused_activation(act, xs, ws, st, pads, groups, rng):
+    ins = [rng.standard_normal(xs).astype(F32), rng.standard_normal(ws).astype(F32),
+           rng.standard_normal((ws[0],)).astype(F32)]
+    attrs = {"strides": [1, 1, *st], "pads": list(pads), "groups": groups,
+             "data_format": "NCHW", "fused_activation": act}
+    got = check_op("Conv2D", ins, attrs, fmt="NCHW", **TOL)[0]
+    if act == "Relu":
+        assert got.min() == 0.0 and got.max() > 0
+
+
+@pytest.mark.parametrize("act", ["Relu", "GeluV2"])
+def test_batch_matmul_bias_fused_activation(act, rng):
+    a = rng.standard_normal((2, 6, 8)).astype(F32)
+    b = rng.standard_normal((8, 5)).astype(F32)
+    bias = rng.standard_normal((5,)).astype(F32)
+    check_op("BatchMatMulV2", [a, b, bias], {"fused_activation": act}, **TOL)
+
+
+def test_unknown_fused_activation_is_refused(rng):
+    from ge.compiler.opcompile.generators import check_supported
+    from kernel_check import make_sig
+    a, b = np.ones((2, 3), F32), np.ones((3, 4), F32)
+    sig = make_sig("MatMulV2", [a, b], [np.ones((2, 4), F32)], {"fused_activation": "Sigmoid"})
+    assert "fused activation" in check_supported(sig)

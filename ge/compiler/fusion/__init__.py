@@ -33,13 +33,17 @@ BUILTIN_PASSES = tuple(_builtin(name, fn) for name, fn in (
     ("ConvBatchNormFusionPass", rules.fold_conv_batchnorm),
     ("MatMulBiasAddFusionPass", rules.fuse_matmul_add),
     ("ScalarElementwiseFoldingPass", rules.fold_scalar_elementwise),
+    # after the scalar folding (they match its Muls / Adds) and the bias fusion, in this order
+    ("GeluErfFusionPass", rules.fuse_gelu_erf),
+    ("ConvActivationFusionPass", rules.fuse_conv_activation),
+    ("MatMulActivationFusionPass", rules.fuse_matmul_activation),
 ))
 register_known_pass_names(d.pass_name for d in BUILTIN_PASSES)
 
 
 def run_builtin(graph, options: dict, report) -> None:
     switches = PassSwitches.from_options(options)
-    for desc in sorted(BUILTIN_PASSES, key=lambda d: d.pass_name.encode()):
+    for desc in BUILTIN_PASSES:             # table order: a rule may match what one before made
         if switches.enabled(desc.pass_name, True, False):
             _run_pass(desc, graph, desc.stage, options, report)
         elif report is not None:

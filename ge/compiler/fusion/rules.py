@@ -11,10 +11,13 @@ import numpy as np
 
 from ge import ops
 from ge.graph import Graph, Node
+from ge.graph.types import DataType
+from ge.ops.defs._common import FUSED_ACTIVATION
 from ge.passes.boundary import splice
 
 from ..gears import shared_result
 from ..graph_utils import input_const, make_const
+from ..opcompile.gen_conv import FUSED_ACTIVATIONS
 
 
 def _single_consumer(node: Node, idx: int = 0) -> Node | None:
@@ -53,14 +56,15 @@ def _replace(graph: Graph, out: Node, op_type: str, name: str, slots: list,
             edges.append((const, 0))
             const_descs[i] = const.out_desc(0)
         else:
-            src, idx = spec[0].input(spec[1])
+            group = spec if isinstance(spec, list) else [spec]   # anchors of one producer
+            src, idx = group[0][0].input(group[0][1])
             if (id(src), idx) not in boundary:     # one replacement input per producer
                 k = len(boundary)
                 boundary[(id(src), idx)] = (rep.add_node(
                     "Data", f"in{k}", attrs={"index": k}, input_names=["x"],
                     output_names=["y"]), [])
             data, anchors = boundary[(id(src), idx)]
-            anchors.append(spec)
+            anchors.extend(group)
             edges.append((data, 0))
     new = rep.add_node(op_type, name, inputs=edges, input_names=slot_names,
                        output_names=ops.slot_names(opdef, 1, outputs=True))
@@ -201,3 +205,107 @@ def fold_scalar_elementwise(graph: Graph) -> int:
                  attrs={"value": value})
         count += 1
     return count
+
+
+SQRT_HALF = 0.7071067811865476
+
+
+def _scalar_op(edge, op_type: str, value: float, last: bool = False) -> Node | None:
+    """The producer of `edge` when it is a Muls/Adds of `value` (to fp32 rounding) read only
+    there (unless it is the `last` node of the match), else None."""
+    node = edge[0] if edge is not None else None
+    if node is None or node.type != op_type or (not last and len(node.consumers(0)) != 1):
+        return None
+    return node if abs(float(node.attr("value")) - value) <= 1e-6 * abs(value) else None
+
+
+def _gelu_end(erf: Node):
+    """(x edge, last node, anchors of x) of x*0.5*(1+erf(x/sqrt2)) around `erf`, after
+    ScalarElementwiseFoldingPass (Div/Mul by constants are Muls, + 1 is Adds), in the orders
+    exporters write it: ((x * (1+e)) * 0.5), ((x * 0.5) * (1+e)), (x * ((1+e) * 0.5))."""
+    pre = _scalar_op(erf.input(0), "Muls", SQRT_HALF)
+    add = _single_consumer(erf)
+    if pre is None or add is None or _scalar_op((add, 0), "Adds", 1.0) is None:
+        return None
+    x = pre.input(0)
+    nxt = _single_consumer(add)
+    half_after = _scalar_op((nxt, 0), "Muls", 0.5) if nxt is not None else None
+    mul = _single_consumer(half_after) if half_after is not None else nxt
+    if mul is None or mul.type != "Mul" or mul.num_inputs != 2:
+        return None
+    inner = half_after or add
+    k = 0 if mul.input(1) == (inner, 0) else 1
+    if mul.input(1 - k) != (inner, 0):
+        return None
+    other = mul.input(k)
+    if other == x:
+        if half_after is not None:
+            return x, mul, [(pre, 0), (mul, k)]
+        end = _single_consumer(mul)
+        if end is not None and _scalar_op((end, 0), "Muls", 0.5, last=True) is not None:
+            return x, end, [(pre, 0), (mul, k)]
+        return None
+    half_x = _scalar_op(other, "Muls", 0.5)
+    if half_after is None and half_x is not None and half_x.input(0) == x:
+        return x, mul, [(pre, 0), (half_x, 0)]
+    return None
+
+
+def fuse_gelu_erf(graph: Graph) -> int:
+    """x * 0.5 * (1 + erf(x / sqrt(2)))  ==>  GeluV2(x, approximate="none") (float32 only)."""
+    count = 0
+    for erf in graph.topo_order():
+        if erf.type != "Erf" or erf.graph is None:
+            continue
+        if erf.out_desc(0).data_type != DataType.DT_FLOAT:
+            continue
+        found = _gelu_end(erf)
+        if found is None:
+            continue
+        _, end, anchors = found
+        _replace(graph, end, "GeluV2", f"{erf.name}_gelu", [anchors],
+                 attrs={"approximate": "none"})
+        count += 1
+    return count
+
+
+def _default_attrs(node: Node) -> bool:
+    """Every public attribute of `node` at its registry default."""
+    opdef = ops.get(node.type)
+    defaults = {s.name: s.default for s in opdef.attrs if not s.required} if opdef else {}
+    return all(k in defaults and v == defaults[k]
+               for k, _, v in node.attr_items() if not k.startswith("_"))
+
+
+def _fuse_activation(graph: Graph, accepts) -> int:
+    """op -> activation (alone reading it, default attributes)  ==>  op with
+    `fused_activation` = the activation's type; the kernels apply it to each block of their
+    output while it is in the cache (ge/compiler/opcompile/gen_conv.py)."""
+    count = 0
+    for node in graph.topo_order():
+        if node.graph is None or not accepts(node) or node.attr(FUSED_ACTIVATION):
+            continue
+        act = _single_consumer(node)
+        if act is None or act.type not in FUSED_ACTIVATIONS or act.input(0) != (node, 0):
+            continue
+        if not _only_output_used(node) or not _default_attrs(act):
+            continue
+        if node.out_desc(0).data_type not in (DataType.DT_FLOAT, DataType.DT_FLOAT16):
+            continue
+        if act.out_desc(0).data_type != node.out_desc(0).data_type:
+            continue
+        _replace(graph, act, node.type, node.name, _anchors(node, node.num_inputs),
+                 attrs_from=node, attrs={FUSED_ACTIVATION: act.type})
+        count += 1
+    return count
+
+
+def fuse_conv_activation(graph: Graph) -> int:
+    """Conv2D(x, W, b?) -> Relu | GeluV2  ==>  Conv2D with fused_activation."""
+    return _fuse_activation(graph, lambda n: n.type == "Conv2D")
+
+
+def fuse_matmul_activation(graph: Graph) -> int:
+    """MatMul/MatMulV2/BatchMatMul(V2)(a, b, bias?) -> Relu | GeluV2  ==>  the matmul with
+    fused_activation."""
+    return _fuse_activation(graph, lambda n: _matmul_bias_slot(n.type) is not None)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from .fastmath import helpers_for
 from .cgen import (C_TYPE, KernelSource, Unsupported, broadcast_strides, coalesce, flit,
                    io_decls, kernel_file, loop_nest, offset_expr)
 
@@ -39,6 +40,15 @@ def _exp_like(fn, base_fn):
             return f"{fn}({arg})"
         return base_fn(arg, flit(base))
     return expr
+
+
+def _gelu(x: str, approximate: str) -> str:
+    if approximate == "none":
+        return f"0.5f * {x} * (1.0f + ge_erf({x} * 0.70710678118654752f))"
+    if approximate == "tanh":
+        return (f"0.5f * {x} * (1.0f + ge_tanh(0.79788456080286536f * "
+                f"({x} + 0.044715f * {x} * {x} * {x})))")
+    raise Unsupported(f"GeluV2 approximate {approximate!r}")
 
 
 ELEMENTWISE = {
@@ -74,7 +84,7 @@ ELEMENTWISE = {
     "Reciprocal": Ew(1, _a(lambda x, s: f"1.0f / {x}")),
     "Exp": Ew(1, _a(_exp_like("expf", lambda arg, b: f"powf({b}, {arg})"))),
     "Log": Ew(1, _a(_exp_like("logf", lambda arg, b: f"logf({arg}) / logf({b})"))),
-    "Erf": Ew(1, _a(lambda x, s: f"erff({x})")),
+    "Erf": Ew(1, _a(lambda x, s: f"ge_erf({x})")),
     "Sign": Ew(1, _a(lambda x, s: f"(float)(({x} > 0.0f) - ({x} < 0.0f))")),
     "Floor": Ew(1, _a(lambda x, s: f"floorf({x})")),
     "Ceil": Ew(1, _a(lambda x, s: f"ceilf({x})")),
@@ -96,6 +106,7 @@ ELEMENTWISE = {
     "Elu": Ew(1, _a(lambda x, s: f"{flit(s.attr('scale', 1.0))} * ({x} > 0.0f ? {x} : "
                     f"{flit(s.attr('alpha', 1.0))} * "
                     f"(expf({flit(s.attr('input_scale', 1.0))} * {x}) - 1.0f))")),
+    "GeluV2": Ew(1, _a(lambda x, s: _gelu(x, s.attr("approximate", "none")))),
     "Selu": Ew(1, _a(lambda x, s: f"1.0507009873554805f * ({x} > 0.0f ? {x} : "
                      f"1.6732632423543772f * (expf({x}) - 1.0f))")),
 }
@@ -126,4 +137,5 @@ def render_elementwise(sig) -> KernelSource:
     expr = row.expr(names, sig)
     body = loop_nest(dims, [f"y0[{offset_expr(all_strides[0])}] = "
                             f"({C_TYPE[out.dtype]})({expr});"])
-    return KernelSource(kernel_file(sig, "elementwise", VERSION, io_decls(sig), body))
+    return KernelSource(kernel_file(sig, "elementwise", VERSION, io_decls(sig), body,
+                                    helpers=helpers_for(expr)))

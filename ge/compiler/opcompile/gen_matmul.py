@@ -2,15 +2,15 @@
 whose symbols carry a prefix: ge.blas).
 
 MatMul/MatMulV2 (2-D, optional bias), BatchMatMul/BatchMatMulV2 (batch broadcasting, optional
-bias), GEMM (constant alpha/beta inputs) and Conv2D in NCHW (im2col into the workspace, then one
-sgemm per image and group; 1x1/stride-1/no-pad convolutions skip im2col).
+bias), GEMM (constant alpha/beta inputs); Conv2D is in gen_conv.py (re-exported here).
 """
 from __future__ import annotations
 
 from ge import blas
 
-from .cgen import (KernelSource, Unsupported, broadcast_strides, flit, hw_pair, io_decls,
-                   kernel_file, numel, require_dtypes)
+from .cgen import (KernelSource, Unsupported, broadcast_strides, flit, io_decls, kernel_file,
+                   numel, require_dtypes)
+from .gen_conv import epilogue, epilogue_helpers, render_conv2d
 
 __all__ = ["MATMUL_OPS", "VERSION", "render_matmul", "render_gemm", "render_conv2d"]
 
@@ -78,10 +78,10 @@ def render_matmul(sig) -> KernelSource:
     body += [f"        {SGEMM}(CblasRowMajor, {'CblasTrans' if ta else 'CblasNoTrans'}, "
              f"{'CblasTrans' if tb else 'CblasNoTrans'}, {m}, {n}, {k}, 1.0f, "
              f"x0 + off_a[bi], {lda}, x1 + off_b[bi], {ldb}, {'1.0f' if has_bias else '0.0f'}, "
-             f"c, {n});",
-             "    }"]
+             f"c, {n});"]
+    body += epilogue(sig, "c", str(m * n), "        ") + ["    }"]
     return KernelSource(kernel_file(sig, "matmul", VERSION, io_decls(sig), body, blas=True,
-                                    helpers=helpers), needs_blas=True)
+                                    helpers=helpers + epilogue_helpers(sig)), needs_blas=True)
 
 
 def render_gemm(sig) -> KernelSource:
@@ -109,73 +109,3 @@ def render_gemm(sig) -> KernelSource:
              f"y0, {n});"]
     return KernelSource(kernel_file(sig, "matmul", VERSION, io_decls(sig), body, blas=True),
                         needs_blas=True)
-
-
-def render_conv2d(sig) -> KernelSource:
-    require_dtypes(sig, {0: F, 1: F, 2: F}, {0: F})
-    _check_no_offset(sig, 3)
-    if sig.attr("data_format", "NHWC") != "NCHW":
-        raise Unsupported("Conv2D kernels are generated for data_format NCHW only")
-    x, w, y = sig.inputs[0].shape, sig.inputs[1].shape, sig.outputs[0].shape
-    if len(x) != 4 or len(w) != 4 or len(y) != 4:
-        raise Unsupported("Conv2D operands must be 4-D")
-    nb, c, h, wd = x
-    co, cg, kh, kw = w
-    _, _, oh, ow = y
-    groups = int(sig.attr("groups", 1))
-    sh, sw = hw_pair(sig.attr("strides"), "strides")
-    dh, dw = hw_pair(sig.attr("dilations", [1, 1, 1, 1]), "dilations")
-    pads = list(sig.attr("pads", [0, 0, 0, 0]))
-    if len(pads) != 4:
-        raise Unsupported("pads must have 4 values")
-    pt, pl = int(pads[0]), int(pads[2])
-    if groups <= 0 or c != cg * groups or co % groups or y[1] != co or y[0] != nb:
-        raise Unsupported("inconsistent Conv2D channels / groups")
-    cog, ck, ohw = co // groups, cg * kh * kw, oh * ow
-    has_bias = len(sig.inputs) > 2 and sig.inputs[2] is not None
-    direct = (kh == kw == 1 and sh == sw == 1 and pt == pl == 0 and oh == h and ow == wd)
-    workspace = 0 if direct else ck * ohw * 4
-    body = [f"    float *col = (float *)workspace;" if not direct else "",
-            f"    for (int64_t n = 0; n < {nb}; ++n) {{",
-            f"        for (int64_t g = 0; g < {groups}; ++g) {{",
-            f"            const float *xg = x0 + (n * {c} + g * {cg}) * {h * wd};",
-            f"            float *yg = y0 + (n * {co} + g * {cog}) * {ohw};"]
-    if not direct:
-        body += [
-            f"            for (int64_t ci = 0; ci < {cg}; ++ci)",
-            f"            for (int64_t ki = 0; ki < {kh}; ++ki)",
-            f"            for (int64_t kj = 0; kj < {kw}; ++kj) {{",
-            f"                float *row = col + ((ci * {kh} + ki) * {kw} + kj) * {ohw};",
-            # output columns [jlo, jhi) read inside the input row; the rest is padding
-            f"                const int64_t wofs = kj * {dw} - {pl};",
-            f"                int64_t jlo = wofs >= 0 ? 0 : (-wofs + {sw - 1}) / {sw};",
-            f"                int64_t jhi = wofs >= {wd} ? 0 : ({wd - 1} - wofs) / {sw} + 1;",
-            f"                if (jlo > {ow}) jlo = {ow};",
-            f"                if (jhi > {ow}) jhi = {ow};",
-            "                if (jhi < jlo) jhi = jlo;",
-            f"                for (int64_t oi = 0; oi < {oh}; ++oi) {{",
-            f"                    const int64_t hi = oi * {sh} - {pt} + ki * {dh};",
-            f"                    float *r = row + oi * {ow};",
-            f"                    if (hi < 0 || hi >= {h}) {{",
-            f"                        memset(r, 0, {ow} * sizeof(float));",
-            "                        continue;",
-            "                    }",
-            f"                    const float *xr = xg + (ci * {h} + hi) * {wd} + wofs;",
-            "                    for (int64_t oj = 0; oj < jlo; ++oj) r[oj] = 0.0f;",
-            f"                    for (int64_t oj = jlo; oj < jhi; ++oj) r[oj] = xr[oj * {sw}];",
-            f"                    for (int64_t oj = jhi; oj < {ow}; ++oj) r[oj] = 0.0f;",
-            "                }",
-            "            }"]
-    src = "xg" if direct else "col"
-    if has_bias:
-        body += [f"            for (int64_t o = 0; o < {cog}; ++o) {{",
-                 f"                const float bv = x2[g * {cog} + o];",
-                 f"                for (int64_t p = 0; p < {ohw}; ++p) yg[o * {ohw} + p] = bv;",
-                 "            }"]
-    body += [f"            {SGEMM}(CblasRowMajor, CblasNoTrans, CblasNoTrans, {cog}, {ohw}, "
-             f"{ck}, 1.0f, x1 + g * {cog * ck}, {ck}, {src}, {ohw}, "
-             f"{'1.0f' if has_bias else '0.0f'}, yg, {ohw});",
-             "        }", "    }"]
-    body = [b for b in body if b]
-    return KernelSource(kernel_file(sig, "conv2d", VERSION, io_decls(sig), body, blas=True),
-                        workspace_bytes=workspace, needs_blas=True)

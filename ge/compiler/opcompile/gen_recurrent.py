@@ -12,6 +12,7 @@ from __future__ import annotations
 from ge import blas
 from ge.ops.defs.recurrent import spec_of
 
+from .fastmath import FAST_MATH
 from .cgen import KernelSource, Unsupported, flit, io_decls, kernel_file, require_dtypes
 
 __all__ = ["VERSION", "render_recurrent", "STATUS_BAD_LENGTHS"]
@@ -37,44 +38,8 @@ _ACT_C = {
 }
 
 
-# exp and tanh without libm calls, so that the gate loops vectorise on the baseline ISA (glibc's
-# expf / tanhf are scalar calls; they made the activations half of an LSTM step).  exp: round
-# x·log2(e) to n, r = x − n·ln2 (ln2 split in two), a degree-6 polynomial for e^r, 2^n from the
-# exponent bits; x is clamped to [-87, 88] (no overflow, no denormals).  tanh: an odd
-# polynomial below |x| = 0.625, 1 − 2 / (e^2x + 1) above.  Both within a few ulp of libm.
-_FAST_MATH = """\
-static inline float ge_exp(float x)
-{
-    x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
-    const float t = x * 1.44269504088896341f;
-    const int32_t n = (int32_t)(t + (t >= 0.0f ? 0.5f : -0.5f));
-    const float r = (x - (float)n * 0.693359375f) + (float)n * 2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    union { int32_t i; float f; } scale;
-    scale.i = (n + 127) << 23;
-    return p * scale.f;
-}
-
-static inline float ge_tanh(float x)
-{
-    const float z = x * x;
-    const float small = ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z
-                           - 5.37397155531e-2f) * z + 1.33314422036e-1f) * z
-                         - 3.33332819422e-1f) * z * x + x;
-    const float big = 1.0f - 2.0f / (ge_exp(2.0f * x) + 1.0f);
-    return (x > -0.625f && x < 0.625f) ? small : big;
-}
-"""
-
-
 def _act_helpers(spec) -> list:
-    lines = [_FAST_MATH]
+    lines = [FAST_MATH]
     for d, acts in enumerate(spec.activations):
         for j, (name, alpha, beta) in enumerate(acts):
             expr = _ACT_C[name].format(a=flit(alpha), b=flit(beta))

@@ -4,6 +4,7 @@ output element.
 """
 from __future__ import annotations
 
+from .fastmath import FAST_MATH
 from .cgen import (KernelSource, Unsupported, broadcast_strides, io_decls, kernel_file,
                    loop_nest, numel, offset_expr, require_dtypes, strides_of)
 
@@ -87,13 +88,12 @@ def render_softmax(sig) -> KernelSource:
                 "        const double ls = log(s);",
                 f"        for (int64_t k = 0; k < {n}; ++k) "
                 f"yr{at} = (float)(((double)xr{at} - m) - ls);"]
-    else:
-        rest = [f"        for (int64_t k = 0; k < {n}; ++k) {{",
-                f"            const double e = exp((double)xr{at} - m);",
-                f"            yr{at} = (float)e;",
-                "            s += e;",
-                "        }",
-                f"        for (int64_t k = 0; k < {n}; ++k) yr{at} = (float)((double)yr{at} / s);"]
+    else:   # exp in float without libm (vectorised), the sum in double, one scaling pass
+        rest = [f"        const float mf = (float)m;",
+                f"        for (int64_t k = 0; k < {n}; ++k) yr{at} = ge_exp_ieee(xr{at} - mf);",
+                f"        for (int64_t k = 0; k < {n}; ++k) s += (double)yr{at};",
+                "        const float inv = (float)(1.0 / s);",
+                f"        for (int64_t k = 0; k < {n}; ++k) yr{at} = yr{at} * inv;"]
     body = [
         f"    for (int64_t r = 0; r < {outer * inner}; ++r) {{",
         f"        const int64_t p = (r / {inner}) * {n * inner} + r % {inner};",
@@ -103,7 +103,8 @@ def render_softmax(sig) -> KernelSource:
         f"        for (int64_t k = 0; k < {n}; ++k) if (xr{at} > m) m = xr{at};",
         "        if (!isfinite(m)) m = 0.0;",
     ] + rest + ["    }"]
-    return KernelSource(kernel_file(sig, "softmax", VERSION, io_decls(sig), body))
+    return KernelSource(kernel_file(sig, "softmax", VERSION, io_decls(sig), body,
+                                    helpers=[] if log else [FAST_MATH]))
 
 
 def render_layer_norm(sig) -> KernelSource:

@@ -10,9 +10,10 @@ import numpy as np
 
 from ge.errors import GeError
 from ge.graph.types import AttrValueType as VT, DataType, from_numpy_dtype, to_numpy_dtype
-from ge.ops.registry import AttrSpec, InferCtx, OpDef, Port, Role, register
+from ge.ops.registry import AttrSpec, InferCtx, OpDef, Port, Role, get, register
 
 __all__ = [
+    "FUSED_ACTIVATION", "apply_fused_activation",
     "VT", "DT", "AttrSpec", "OpDef", "Port", "Role", "register",
     "fail", "const_input", "const_ints",
     "shape_of", "dtype_of", "broadcast_shapes", "promote", "np_dtype", "infer_same",
@@ -146,3 +147,19 @@ def infer_broadcast(ctx: InferCtx):
     for i in present[1:]:
         dt = promote(dt, dtype_of(ctx, i))
     return [(shape, dt)]
+
+
+# A built-in fusion pass (ge/compiler/fusion: ConvActivationFusionPass, MatMulActivationFusionPass)
+# folds the activation that alone reads a Conv2D / matmul output into the op: the op type of
+# that activation, run with its default attributes on the op's result.
+FUSED_ACTIVATION = "fused_activation"
+
+
+def apply_fused_activation(y, attrs: dict):
+    """y after the op's `fused_activation` (none: y unchanged)."""
+    name = attrs.get(FUSED_ACTIVATION) or ""
+    if not name:
+        return y
+    opdef = get(name)
+    defaults = {s.name: s.default for s in opdef.attrs if not s.required}
+    return opdef.kernel([y], defaults)[0]

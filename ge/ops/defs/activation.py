@@ -83,7 +83,7 @@ ACTIVATIONS = (
 
 # Activations the C elementwise generator compiles (OpDef.kernel_gen).
 C_KERNELS = frozenset({"Relu", "LeakyRelu", "Sigmoid", "HardSwish", "Softplus", "Softsign",
-                       "Mish", "Elu", "Selu"})
+                       "Mish", "Elu", "Selu", "GeluV2"})
 
 for _name, _fn, _attrs in ACTIVATIONS:
     register(OpDef(_name, inputs=(Port("x"),), outputs=(Port("y"),), attrs=_attrs,

@@ -17,8 +17,8 @@ import itertools
 
 import numpy as np
 
-from ._common import (DT, VT, AttrSpec, OpDef, Port, const_ints, dtype_of, fail, register,
-                      shape_of)
+from ._common import (DT, VT, AttrSpec, OpDef, Port, apply_fused_activation, const_ints,
+                      dtype_of, fail, register, shape_of)
 
 FAMILY = "conv"
 
@@ -140,6 +140,7 @@ def _conv_kernel(nsp):
         y = conv_nd(xc, wc, ss, ds, pb, pe, int(attrs["groups"]))
         if bias is not None:
             y = y + bias.astype(cd).reshape((1, -1) + (1,) * nsp)
+        y = apply_fused_activation(y, attrs)
         if _channels_last(fmt):
             y = np.moveaxis(y, 1, -1)
         return [y.astype(np.int32 if x.dtype.kind in "iu" else x.dtype)]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import (DT, VT, AttrSpec, OpDef, Port, broadcast_shapes, dtype_of, fail, promote,
-                      register, shape_of)
+from ._common import (DT, VT, AttrSpec, OpDef, Port, apply_fused_activation, broadcast_shapes,
+                      dtype_of, fail, promote, register, shape_of)
 
 FAMILY = "matmul"
 
@@ -73,7 +73,7 @@ def _kernel(t1_attr, t2_attr):
         y, out = matmul(ins[0], ins[1], attrs[t1_attr], attrs[t2_attr])
         if len(ins) > 2 and ins[2] is not None:
             y = y + ins[2].astype(y.dtype)
-        return [y.astype(out)]
+        return [apply_fused_activation(y, attrs).astype(out)]
     return kernel
 
 

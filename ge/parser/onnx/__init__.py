@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-import onnx
+from . import _proto as onnx
 
 from ge.graph import Graph
 

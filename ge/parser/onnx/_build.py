@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
-import onnx
-from onnx import AttributeProto, GraphProto
+from . import _proto as onnx
+from ._proto import AttributeProto, GraphProto
 
 from ge.graph.attr_names import ATTR_PARENT_INDEX
 from ge.errors import GeError

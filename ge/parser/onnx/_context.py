@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import numpy as np
-from onnx import NodeProto, helper
+from ._proto import NodeProto, get_attribute_value
 
 from ge.graph import Graph
 
@@ -72,7 +72,7 @@ class NodeCtx(Emitter):
         default (a list for an int, a float for an int, ...) is refused naming the attribute."""
         for a in self.proto.attribute:
             if a.name == name:
-                value = helper.get_attribute_value(a)
+                value = get_attribute_value(a)
                 if isinstance(value, bytes):
                     value = value.decode("utf-8")
                 elif isinstance(value, list) and value and isinstance(value[0], bytes):

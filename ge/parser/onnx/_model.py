@@ -11,9 +11,7 @@ import os
 import weakref
 
 import numpy as np
-import onnx
 from google.protobuf.message import DecodeError
-from onnx import TensorProto
 
 from ge.errors import GeError
 from ge.fsutil import MODEL_LIMIT, check_regular, open_regular, os_reason, read_regular
@@ -22,6 +20,8 @@ from ge.graph.filebacked import file_view, map_file
 from ge.proto.schema import is_repeated
 
 from .._wire import strip_raw_data
+from . import _proto as onnx
+from ._proto import TensorProto
 
 __all__ = ["ONNX_TO_GE_DTYPE", "ge_dtype", "load_model_bytes", "load_model_file",
            "read_model_file", "tensor_to_array", "const_type"]

@@ -1,0 +1,75 @@
+"""C helpers for exp, tanh and erf without libm calls, so that the loops around them vectorise
+on the baseline ISA (glibc's expf / tanhf / erff are scalar calls: they made the activations
+half of an LSTM step, and Erf and Softmax a third of a BERT run).  Their compare-and-select
+vectorises because kernels are built with -fno-trapping-math (build.py); without it GCC keeps
+them as branches and the loops stay scalar.  A generator that uses a `ge_*` function adds
+`helpers_for(expression)` to its kernel file.
+
+exp: round x*log2(e) to n, r = x - n*ln2 (ln2 split in two), a degree-6 polynomial for e^r and
+2^n from the exponent bits; x is clamped to [-87, 88] (no overflow, no denormals).
+`ge_exp_ieee` adds the IEEE ends: NaN stays NaN, below -87 is 0, above 88 is +inf.
+tanh: an odd polynomial below |x| = 0.625, 1 - 2 / (e^2x + 1) above.
+erf: the Maclaurin series to x^13 below |x| = 0.5 (relative error < 1e-9 there); above,
+1 - t*exp(-x^2 + P(t)) with t = 1 / (1 + |x|/2) (Numerical Recipes' erfc, fractional error
+< 1.2e-7); |x| >= 4 is +-1 (erfc(4) < 2e-8).  All within a few float ulp of libm.
+"""
+from __future__ import annotations
+
+__all__ = ["FAST_MATH", "helpers_for"]
+
+FAST_MATH = """\
+static inline float ge_exp(float x)
+{
+    x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+    const float t = x * 1.44269504088896341f;
+    const int32_t n = (int32_t)(t + (t >= 0.0f ? 0.5f : -0.5f));
+    const float r = (x - (float)n * 0.693359375f) + (float)n * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    union { int32_t i; float f; } scale;
+    scale.i = (n + 127) << 23;
+    return p * scale.f;
+}
+
+static inline float ge_exp_ieee(float x)
+{
+    const float e = ge_exp(x != x ? 0.0f : x);
+    return x != x ? x : (x < -87.0f ? 0.0f : (x > 88.0f ? INFINITY : e));
+}
+
+static inline float ge_tanh(float x)
+{
+    const float z = x * x;
+    const float small = ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z
+                           - 5.37397155531e-2f) * z + 1.33314422036e-1f) * z
+                         - 3.33332819422e-1f) * z * x + x;
+    const float big = 1.0f - 2.0f / (ge_exp(2.0f * x) + 1.0f);
+    return (x > -0.625f && x < 0.625f) ? small : big;
+}
+
+static inline float ge_erf(float x)
+{
+    const float a = fabsf(x) < 4.0f ? fabsf(x) : 4.0f;
+    const float z = x * x;
+    const float series = x * (1.12837916709551257f + z * (-0.37612638903183752f
+        + z * (0.11283791670955126f + z * (-0.02686617064513125f + z * (0.00522397762544218f
+        + z * (-0.00085483270234508f + z * 0.00012055332981789f))))));
+    const float t = 1.0f / (1.0f + 0.5f * a);
+    const float poly = -1.26551223f + t * (1.00002368f + t * (0.37409196f + t * (0.09678418f
+        + t * (-0.18628806f + t * (0.27886807f + t * (-1.13520398f + t * (1.48851587f
+        + t * (-0.82215223f + t * 0.17087277f))))))));
+    const float tail = 1.0f - t * ge_exp(-a * a + poly);
+    const float big = x < 0.0f ? -tail : tail;
+    return x != x ? x : (a < 0.5f ? series : big);
+}
+"""
+
+
+def helpers_for(*expressions: str) -> list:
+    """[FAST_MATH] when any expression calls a ge_* helper, else []."""
+    return [FAST_MATH] if any("ge_" in e for e in expressions) else []

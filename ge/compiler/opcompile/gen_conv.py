@@ -1,0 +1,194 @@
+"""Conv2D in NCHW for the host: three loop shapes chosen from the signature.
+
+- direct 1x1 (stride 1, no padding): the input image is already the sgemm's B matrix;
+- channel-wise (one input channel per group: depthwise, with any channel multiplier): a direct
+  loop over the kernel taps, no im2col and no sgemm;
+- everything else: im2col in blocks of output rows into the workspace, one sgemm per block,
+  so the column buffer stays in the cache and the workspace is a block, not the image.
+
+Bias and a fused activation (`fused_activation`, set by the ConvActivationFusionPass) are
+applied to each block while it is still in the cache.
+"""
+from __future__ import annotations
+
+from ge import blas
+from ge.ops.defs._common import FUSED_ACTIVATION
+
+from .cgen import KernelSource, Unsupported, hw_pair, io_decls, kernel_file, require_dtypes
+from .fastmath import helpers_for
+from .gen_elementwise import ELEMENTWISE
+
+__all__ = ["render_conv2d", "epilogue", "epilogue_helpers", "FUSED_ACTIVATIONS", "BLOCK_BYTES",
+           "VERSION"]
+
+VERSION = 4
+SGEMM = blas.symbol("cblas_sgemm")
+F = ("DT_FLOAT",)
+BLOCK_BYTES = 1 << 20           # im2col block bytes (measured on ResNet-50: docs/kernel-abi.md)
+MIN_BLOCK_COLUMNS = 1024        # narrower sgemm calls lose more than the cache gains
+# activations a matrix kernel applies to its own output (attribute-free rows of ELEMENTWISE)
+FUSED_ACTIVATIONS = ("Relu", "GeluV2")
+
+
+def _activation(sig) -> str:
+    """The C expression of the signature's `fused_activation` over `v`, or ""."""
+    act = sig.attr(FUSED_ACTIVATION, "") or ""
+    if not act:
+        return ""
+    if act not in FUSED_ACTIVATIONS:
+        raise Unsupported(f"fused activation {act}")
+    return ELEMENTWISE[act].expr(["v"], sig)
+
+
+def epilogue_helpers(sig) -> list:
+    """The helper functions the epilogue's expression calls (fastmath)."""
+    return helpers_for(_activation(sig))
+
+
+def epilogue(sig, ptr: str, count: str, indent: str) -> list:
+    """C lines applying the signature's `fused_activation` to `count` floats at `ptr`."""
+    expr = _activation(sig)
+    if not expr:
+        return []
+    return [f"{indent}for (int64_t e = 0; e < {count}; ++e) {{",
+            f"{indent}    const float v = {ptr}[e];",
+            f"{indent}    {ptr}[e] = {expr};",
+            f"{indent}}}"]
+
+
+def _geometry(sig) -> dict:
+    if sig.attr("data_format", "NHWC") != "NCHW":
+        raise Unsupported("Conv2D kernels are generated for data_format NCHW only")
+    x, w, y = sig.inputs[0].shape, sig.inputs[1].shape, sig.outputs[0].shape
+    if len(x) != 4 or len(w) != 4 or len(y) != 4:
+        raise Unsupported("Conv2D operands must be 4-D")
+    nb, c, h, wd = x
+    co, cg, kh, kw = w
+    groups = int(sig.attr("groups", 1))
+    pads = list(sig.attr("pads", [0, 0, 0, 0]))
+    if len(pads) != 4:
+        raise Unsupported("pads must have 4 values")
+    if groups <= 0 or c != cg * groups or co % groups or y[1] != co or y[0] != nb:
+        raise Unsupported("inconsistent Conv2D channels / groups")
+    sh, sw = hw_pair(sig.attr("strides"), "strides")
+    dh, dw = hw_pair(sig.attr("dilations", [1, 1, 1, 1]), "dilations")
+    return dict(nb=nb, c=c, h=h, wd=wd, co=co, cg=cg, kh=kh, kw=kw, oh=y[2], ow=y[3],
+                groups=groups, sh=sh, sw=sw, dh=dh, dw=dw, pt=int(pads[0]), pl=int(pads[2]),
+                cog=co // groups, has_bias=len(sig.inputs) > 2 and sig.inputs[2] is not None)
+
+
+def _column_range(g: dict, pad: str) -> list:
+    """`jlo`/`jhi`: the output columns whose tap `kj` reads inside the input row."""
+    return [f"{pad}const int64_t wofs = kj * {g['dw']} - {g['pl']};",
+            f"{pad}int64_t jlo = wofs >= 0 ? 0 : (-wofs + {g['sw'] - 1}) / {g['sw']};",
+            f"{pad}int64_t jhi = wofs >= {g['wd']} ? 0 : ({g['wd'] - 1} - wofs) / {g['sw']} + 1;",
+            f"{pad}if (jlo > {g['ow']}) jlo = {g['ow']};",
+            f"{pad}if (jhi > {g['ow']}) jhi = {g['ow']};",
+            f"{pad}if (jhi < jlo) jhi = jlo;"]
+
+
+def _channelwise(sig, g: dict) -> list:
+    """One input channel per group: y[o] = sum over taps of w[o, tap] * shifted x[o / cog]."""
+    ohw = g["oh"] * g["ow"]
+    body = [f"    for (int64_t n = 0; n < {g['nb']}; ++n)",
+            f"    for (int64_t o = 0; o < {g['co']}; ++o) {{",
+            f"        const float *xc = x0 + (n * {g['c']} + o / {g['cog']})"
+            f" * {g['h'] * g['wd']};",
+            f"        float *yc = y0 + (n * {g['co']} + o) * {ohw};",
+            f"        const float *wk = x1 + o * {g['kh'] * g['kw']};",
+            f"        const float init = {'x2[o]' if g['has_bias'] else '0.0f'};",
+            f"        for (int64_t p = 0; p < {ohw}; ++p) yc[p] = init;",
+            f"        for (int64_t ki = 0; ki < {g['kh']}; ++ki)",
+            f"        for (int64_t kj = 0; kj < {g['kw']}; ++kj) {{",
+            f"            const float wv = wk[ki * {g['kw']} + kj];"]
+    body += _column_range(g, "            ")
+    body += [f"            for (int64_t oi = 0; oi < {g['oh']}; ++oi) {{",
+             f"                const int64_t hi = oi * {g['sh']} - {g['pt']} + ki * {g['dh']};",
+             f"                if (hi < 0 || hi >= {g['h']}) continue;",
+             f"                const float *xr = xc + hi * {g['wd']} + wofs;",
+             f"                float *yr = yc + oi * {g['ow']};",
+             f"                for (int64_t oj = jlo; oj < jhi; ++oj) "
+             f"yr[oj] += wv * xr[oj * {g['sw']}];",
+             "            }",
+             "        }"]
+    body += epilogue(sig, "yc", str(ohw), "        ")
+    body += ["    }"]
+    return body
+
+
+def _rows_per_block(g: dict) -> int:
+    ck = g["cg"] * g["kh"] * g["kw"]
+    rows = max(BLOCK_BYTES // (4 * ck * g["ow"]), -(-MIN_BLOCK_COLUMNS // g["ow"]))
+    return max(1, min(g["oh"], rows))
+
+
+def _blocked(sig, g: dict, direct: bool) -> list:
+    """im2col of `rows` output rows at a time (none when direct), sgemm into those rows of y,
+    bias first and activation after, block by block."""
+    ck, ohw, cog, ow = g["cg"] * g["kh"] * g["kw"], g["oh"] * g["ow"], g["cog"], g["ow"]
+    rows = g["oh"] if direct else _rows_per_block(g)
+    body = [f"    for (int64_t n = 0; n < {g['nb']}; ++n)",
+            f"    for (int64_t g = 0; g < {g['groups']}; ++g) {{",
+            f"        const float *xg = x0 + (n * {g['c']} + g * {g['cg']})"
+            f" * {g['h'] * g['wd']};",
+            f"        float *yg = y0 + (n * {g['co']} + g * {cog}) * {ohw};",
+            f"        for (int64_t r0 = 0; r0 < {g['oh']}; r0 += {rows}) {{",
+            f"            const int64_t rn = {g['oh']} - r0 < {rows} ? {g['oh']} - r0 : {rows};",
+            f"            const int64_t pn = rn * {ow};",
+            f"            float *yb = yg + r0 * {ow};"]
+    if not direct:
+        body += [f"            float *col = (float *)workspace;",
+                 f"            for (int64_t ci = 0; ci < {g['cg']}; ++ci)",
+                 f"            for (int64_t ki = 0; ki < {g['kh']}; ++ki)",
+                 f"            for (int64_t kj = 0; kj < {g['kw']}; ++kj) {{",
+                 f"                float *row = col + ((ci * {g['kh']} + ki) * {g['kw']} + kj)"
+                 f" * pn;"]
+        body += _column_range(g, "                ")
+        body += [f"                for (int64_t oi = r0; oi < r0 + rn; ++oi) {{",
+                 f"                    const int64_t hi = oi * {g['sh']} - {g['pt']}"
+                 f" + ki * {g['dh']};",
+                 f"                    float *r = row + (oi - r0) * {ow};",
+                 f"                    if (hi < 0 || hi >= {g['h']}) {{",
+                 f"                        memset(r, 0, {ow} * sizeof(float));",
+                 "                        continue;",
+                 "                    }",
+                 f"                    const float *xr = xg + (ci * {g['h']} + hi) * {g['wd']}"
+                 f" + wofs;",
+                 "                    for (int64_t oj = 0; oj < jlo; ++oj) r[oj] = 0.0f;",
+                 f"                    for (int64_t oj = jlo; oj < jhi; ++oj) "
+                 f"r[oj] = xr[oj * {g['sw']}];",
+                 f"                    for (int64_t oj = jhi; oj < {ow}; ++oj) r[oj] = 0.0f;",
+                 "                }",
+                 "            }"]
+    if g["has_bias"]:
+        body += [f"            for (int64_t o = 0; o < {cog}; ++o) {{",
+                 f"                const float bv = x2[g * {cog} + o];",
+                 f"                for (int64_t p = 0; p < pn; ++p) yb[o * {ohw} + p] = bv;",
+                 "            }"]
+    beta = "1.0f" if g["has_bias"] else "0.0f"
+    body += [f"            {SGEMM}(CblasRowMajor, CblasNoTrans, CblasNoTrans, {cog}, pn, {ck}, "
+             f"1.0f, x1 + g * {cog * ck}, {ck}, {'xg + r0 * ' + str(ow) if direct else 'col'}, "
+             f"{ohw if direct else 'pn'}, {beta}, yb, {ohw});"]
+    act = epilogue(sig, "yo", "pn", "                ")
+    if act:
+        body += [f"            for (int64_t o = 0; o < {cog}; ++o) {{",
+                 f"                float *yo = yb + o * {ohw};"] + act + ["            }"]
+    body += ["        }", "    }"]
+    return body
+
+
+def render_conv2d(sig) -> KernelSource:
+    require_dtypes(sig, {0: F, 1: F, 2: F}, {0: F})
+    if len(sig.inputs) > 3 and sig.inputs[3] is not None:
+        raise Unsupported("quantised offset_w input")
+    g = _geometry(sig)
+    if g["cg"] == 1 and g["groups"] > 1:
+        return KernelSource(kernel_file(sig, "conv2d", VERSION, io_decls(sig), _channelwise(sig, g),
+                                        helpers=epilogue_helpers(sig)))
+    direct = (g["kh"] == g["kw"] == 1 and g["sh"] == g["sw"] == 1 and g["pt"] == g["pl"] == 0
+              and g["oh"] == g["h"] and g["ow"] == g["wd"])
+    ck = g["cg"] * g["kh"] * g["kw"]
+    workspace = 0 if direct else ck * _rows_per_block(g) * g["ow"] * 4
+    return KernelSource(kernel_file(sig, "conv2d", VERSION, io_decls(sig), _blocked(sig, g, direct),
+                                    blas=True, helpers=epilogue_helpers(sig)),
+                        workspace_bytes=workspace, needs_blas=True)
