@@ -14,7 +14,8 @@ from ge.ops.interpreter import run_graph
 from ge.parser.onnx import parse_onnx
 
 REFERENCE = {"ge.socVersion": "Ascend310P3", "ge.exec.exclude_engines": "AiCore|AiVec",
-             "ge.op_compiler_cache_mode": "disable"}
+             "ge.op_compiler_cache_mode": "disable",
+             "ge.exec.precision_mode": "must_keep_origin_dtype"}
 COMPILED = {"ge.socVersion": "Ascend310P3", "ge.exec.precision_mode": "must_keep_origin_dtype"}
 RNG = np.random.default_rng(11)
 

@@ -57,7 +57,7 @@ UNARY_ATTRS = {"Muls": {"value": 1.5}, "Adds": {"value": -0.25},
                "HardSigmoid": {"alpha": 0.2, "beta": 0.5}}
 UNARY = ("Sqrt", "Rsqrt", "Reciprocal", "Exp", "Log", "Erf", "Abs", "Neg", "Sign", "Floor",
          "Ceil", "Sin", "Cos", "Tanh", "Muls", "Adds", "Relu", "LeakyRelu", "Sigmoid",
-         "HardSwish", "Mish", "Elu", "Selu", "Softplus", "Softsign", "HardSigmoid")
+         "HardSwish", "Mish", "Elu", "Selu", "Softplus", "Softsign", "HardSigmoid", "GeluV2")
 
 
 def _unary(op):

@@ -39,22 +39,22 @@ def test_keep_dtype_pins_exactly_the_named_ops(bert, tmp_path):
 
 
 def test_keep_dtype_matches_framework_names_too(bert, ci_onnx, tmp_path):
-    onnx_name = next(n.name for n in ci_onnx("bert").graph.node if n.op_type == "Erf")
+    onnx_name = next(n.name for n in ci_onnx("bert").graph.node if n.op_type == "LayerNormalization")
     cfg = tmp_path / "keep.cfg"
     cfg.write_text(onnx_name + "\n")
     kept = bert("keep_onnx", {"ge.exec.precision_mode": "force_fp16", "keep_dtype": str(cfg)})
-    assert [v[0] for v in kept.values() if v[1] == "float32"] == ["Erf"]
+    assert [v[0] for v in kept.values() if v[1] == "float32"] == ["LayerNorm"]
 
 
 def test_modify_mixlist_moves_exactly_the_listed_types(bert, tmp_path):
     mode = {"ge.exec.precision_mode": "allow_mix_precision"}
     base = bert("mix", mode)
     cfg = tmp_path / "mixlist.json"
-    cfg.write_text(json.dumps({"black-list": {"to-add": ["Erf", "SoftmaxV2"]},
+    cfg.write_text(json.dumps({"black-list": {"to-add": ["LayerNorm", "SoftmaxV2"]},
                                "white-list": {"to-remove": ["Transpose"]}}))
     after = bert("mix_modified", dict(mode, **{"ge.exec.modify_mixlist": str(cfg)}))
     moved = _moved(base, after)
-    assert {base[k][0] for k in moved} == {"Erf", "SoftmaxV2"}
+    assert {base[k][0] for k in moved} == {"LayerNorm", "SoftmaxV2"}
     assert set(moved.values()) == {("float16", "float32")}
     assert {after[k][2] for k, v in after.items() if v[0] == "Transpose"} == {"gray"}
     assert {after[k][1] for k, v in after.items() if v[0] == "Transpose"} == {"float16"}
@@ -62,14 +62,14 @@ def test_modify_mixlist_moves_exactly_the_listed_types(bert, tmp_path):
 
 def test_customize_dtypes_sets_the_named_op(bert, tmp_path):
     base = bert("fp16_c", {"ge.exec.precision_mode": "force_fp16"})
-    target = sorted(k for k, v in base.items() if v[0] == "Erf")[0]
+    target = sorted(k for k, v in base.items() if v[0] == "LayerNorm")[0]
     cfg = tmp_path / "custom.cfg"
     cfg.write_text(f"{target}::InputDtype:float32,OutputDtype:float32\n"
                    "OpType::SoftmaxV2:InputDtype:float32,OutputDtype:float32\n")
     after = bert("custom", {"ge.exec.precision_mode": "force_fp16",
                             "ge.customizeDtypes": str(cfg)})
     moved = _moved(base, after)
-    assert {base[k][0] for k in moved} == {"Erf", "SoftmaxV2"} and target in moved
+    assert {base[k][0] for k in moved} == {"LayerNorm", "SoftmaxV2"} and target in moved
     assert {after[k][3] for k in moved} == {"customize_dtypes"}
 
 
@@ -86,8 +86,8 @@ def test_implementation_modes_are_recorded_per_op(ci_onnx, build_om, tmp_path):
     plain = build_om(model, tmp_path / "plain.om", {"ge.exec.precision_mode": "force_fp16"})
     assert _impl_modes(plain) == {}                      # high_performance: the default
     listed = build_om(model, tmp_path / "listed.om", {
-        "ge.opSelectImplmode": "high_precision", "ge.optypelistForImplmode": "SoftmaxV2,Erf"})
-    assert _impl_modes(listed) == {"SoftmaxV2": {0x4}, "Erf": {0x4}}
+        "ge.opSelectImplmode": "high_precision", "ge.optypelistForImplmode": "SoftmaxV2,LayerNorm"})
+    assert _impl_modes(listed) == {"SoftmaxV2": {0x4}, "LayerNorm": {0x4}}
     ini = tmp_path / "op_precision.ini"
     ini.write_text("[ByOpType]\nLayerNorm=high_precision\nSoftmaxV2=high_performance\n")
     by_file = build_om(model, tmp_path / "ini.om", {

@@ -11,7 +11,8 @@ exp: round x*log2(e) to n, r = x - n*ln2 (ln2 split in two), a degree-6 polynomi
 tanh: an odd polynomial below |x| = 0.625, 1 - 2 / (e^2x + 1) above.
 erf: the Maclaurin series to x^13 below |x| = 0.5 (relative error < 1e-9 there); above,
 1 - t*exp(-x^2 + P(t)) with t = 1 / (1 + |x|/2) (Numerical Recipes' erfc, fractional error
-< 1.2e-7); |x| >= 4 is +-1 (erfc(4) < 2e-8).  All within a few float ulp of libm.
+< 1.2e-7; from |x| = 4 on, 1 - erfc rounds to +-1).  GELU's negative tail uses erfc itself
+(`ge_gelu_erf`), where 1 + erf would cancel.  All within a few float ulp of libm.
 """
 from __future__ import annotations
 
@@ -52,20 +53,35 @@ static inline float ge_tanh(float x)
     return (x > -0.625f && x < 0.625f) ? small : big;
 }
 
+static inline float ge_erfc_tail(float a)
+{
+    /* erfc(a) for a >= 0 (used for a >= 0.5); clamped at 9, where erfc is below 1e-36 */
+    const float b = a < 9.0f ? a : 9.0f;
+    const float t = 1.0f / (1.0f + 0.5f * b);
+    const float poly = -1.26551223f + t * (1.00002368f + t * (0.37409196f + t * (0.09678418f
+        + t * (-0.18628806f + t * (0.27886807f + t * (-1.13520398f + t * (1.48851587f
+        + t * (-0.82215223f + t * 0.17087277f))))))));
+    return t * ge_exp(-b * b + poly);
+}
 static inline float ge_erf(float x)
 {
-    const float a = fabsf(x) < 4.0f ? fabsf(x) : 4.0f;
+    const float a = fabsf(x);
     const float z = x * x;
     const float series = x * (1.12837916709551257f + z * (-0.37612638903183752f
         + z * (0.11283791670955126f + z * (-0.02686617064513125f + z * (0.00522397762544218f
         + z * (-0.00085483270234508f + z * 0.00012055332981789f))))));
-    const float t = 1.0f / (1.0f + 0.5f * a);
-    const float poly = -1.26551223f + t * (1.00002368f + t * (0.37409196f + t * (0.09678418f
-        + t * (-0.18628806f + t * (0.27886807f + t * (-1.13520398f + t * (1.48851587f
-        + t * (-0.82215223f + t * 0.17087277f))))))));
-    const float tail = 1.0f - t * ge_exp(-a * a + poly);
+    const float tail = 1.0f - ge_erfc_tail(a);
     const float big = x < 0.0f ? -tail : tail;
     return x != x ? x : (a < 0.5f ? series : big);
+}
+static inline float ge_gelu_erf(float x)
+{
+    /* x/2 (1 + erf(x/sqrt2)); below x = -1/sqrt2 as x/2 erfc(-x/sqrt2): 1 + erf cancels there
+       and would lose the relative accuracy of the tail */
+    const float a = -x * 0.70710678118654752f;
+    const float tail = 0.5f * x * ge_erfc_tail(a > 0.5f ? a : 0.5f);
+    const float body = 0.5f * x * (1.0f + ge_erf(x * 0.70710678118654752f));
+    return a > 0.5f ? tail : body;
 }
 """
 

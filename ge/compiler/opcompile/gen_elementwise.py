@@ -44,7 +44,7 @@ def _exp_like(fn, base_fn):
 
 def _gelu(x: str, approximate: str) -> str:
     if approximate == "none":
-        return f"0.5f * {x} * (1.0f + ge_erf({x} * 0.70710678118654752f))"
+        return f"ge_gelu_erf({x})"
     if approximate == "tanh":
         return (f"0.5f * {x} * (1.0f + ge_tanh(0.79788456080286536f * "
                 f"({x} + 0.044715f * {x} * {x} * {x})))")
