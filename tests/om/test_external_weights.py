@@ -299,3 +299,24 @@ def test_caffe_blob_bytes_stay_in_the_caffemodel(tmp_path, atc_main):
     w, b = net.blobs["fc"]
     np.testing.assert_allclose(_run(tmp_path / "net.om", data), data @ w.T + b, rtol=1e-5,
                                atol=1e-4)
+
+
+def test_a_symlinked_model_in_another_directory_compiles(models, oms, atc_main, tmp_path):
+    """A model reached through a symlink (models kept in one shared place): its in-file weights
+    are read from the real file, and the OM is the one of the model itself; a model whose own
+    external data points outside its directory is still refused (E13026)."""
+    link_dir = tmp_path / "links"
+    link_dir.mkdir()
+    (link_dir / "m.onnx").symlink_to(models["inline"])
+    om = _compile(atc_main, link_dir / "m.onnx", tmp_path / "out")
+    assert read_om(str(om)).weights == read_om(str(oms["inline"])).weights
+    escaping = onnx.load(str(models["external"]), load_external_data=False)
+    for t in escaping.graph.initializer:
+        for e in t.external_data:
+            if e.key == "location":
+                e.value = "../" + e.value
+    (tmp_path / "escape").mkdir()
+    onnx.save(escaping, str(tmp_path / "escape" / "m.onnx"))
+    run = atc_main(f"--model={tmp_path / 'escape' / 'm.onnx'}", "--framework=5",
+                   "--output=net", SOC, F32, cwd=tmp_path)
+    assert run.rc == 255 and "E13026" in run.text and "outside the model directory" in run.text

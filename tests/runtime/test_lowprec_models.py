@@ -113,6 +113,8 @@ def _inputs(name):
 
 
 def _engine_names(om_path) -> dict:
+    """{op name: engine}; an activation fused into its producer (ConvActivationFusionPass)
+    counts as running where the producer runs."""
     from ge.om import read_om
     om = read_om(str(om_path))
     out = {}
@@ -120,6 +122,9 @@ def _engine_names(om_path) -> dict:
         for op in graph.op:
             attr = op.attr.get("_lxfusion_engine_name")
             out[op.name] = attr.s.decode() if attr is not None else ""
+            fused = op.attr.get("fused_activation")
+            if fused is not None and fused.s.decode() == "Relu" and op.name == "conv1":
+                out["relu"] = out[op.name]
     return out
 
 

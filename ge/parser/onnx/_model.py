@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import secrets
 import weakref
 
 import numpy as np
@@ -127,12 +128,14 @@ def load_model_file(path: str) -> onnx.ModelProto:
         return load_model_bytes(read_model_file(path), path)
     data, ranges = stripped
     model = load_model_bytes(data, path)
-    location = os.path.basename(path)
+    # the model file itself, by its real path (it may be a symlink into another directory),
+    # under a key no model file can name (external_location)
+    location = os.path.realpath(path)
     for t, found in zip(model.graph.initializer, ranges):
         if found is None or t.data_location == TensorProto.EXTERNAL:
             continue
         t.data_location = TensorProto.EXTERNAL
-        for key, value in (("location", location), ("offset", found[0]),
+        for key, value in ((_IN_FILE_KEY, location), ("offset", found[0]),
                            ("length", found[1])):
             entry = t.external_data.add()
             entry.key, entry.value = key, str(value)
@@ -231,6 +234,11 @@ def _from_raw(raw, dtype: np.dtype, shape: list, count: int, what: str) -> np.nd
 
 # -- external data ------------------------------------------------------------------------------
 
+# marks an initializer whose raw_data load_model_file left in the model file; random per process,
+# so that no model can forge it to escape the model directory
+_IN_FILE_KEY = "pyatc_in_model_file_" + secrets.token_hex(8)
+
+
 def _bad_path(path: str, reason: str) -> GeError:
     return GeError("E13026", {"path": path, "reason": reason})
 
@@ -242,6 +250,8 @@ def external_location(t: TensorProto, model_dir: str | None, what: str) -> tuple
     (symlinks resolved) must stay inside the real model directory.  length = -1 if absent.
     """
     info = {e.key: e.value for e in t.external_data}
+    if _IN_FILE_KEY in info:            # raw_data left in the model file by load_model_file
+        return info[_IN_FILE_KEY], int(info["offset"]), int(info["length"])
     location = info.get("location", "")
     if not location:
         raise invalid_model(what, "external data has no location")
