@@ -22,7 +22,7 @@ from bench.models import MODELS, bert  # noqa: E402
 
 # model -> {graph input or output: {axis: symbolic name}}
 SYMBOLIC = {
-    "resnet50": {"input": {0: "N"}, "output": {0: "N"}},
+    "resnet50": {"input": {0: "N", 2: "H", 3: "W"}, "output": {0: "N"}},
     "mobilenetv2": {"input": {0: "N", 2: "H", 3: "W"}, "output": {0: "N"}},
     "bert": {"input_ids": {0: "N", 1: "S"}, "attention_mask": {0: "N", 1: "S"},
              "last_hidden_state": {0: "N", 1: "S"}},

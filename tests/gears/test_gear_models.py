@@ -87,6 +87,40 @@ def test_every_gear_matches_onnxruntime(name, gear_om, work):
             np.testing.assert_allclose(g, w, rtol=0, atol=2e-4 * scale)
 
 
+# the other gear kinds of each model (BERT has no image dims: its third kind is batch gears)
+OTHER_KINDS = {
+    "resnet50/image": (["--input_shape=input:1,3,-1,-1", "--dynamic_image_size=32,32;40,48"],
+                       [{"input": (1, 3, 32, 32)}, {"input": (1, 3, 40, 48)}]),
+    "resnet50/dims": (["--input_shape=input:-1,3,-1,32", "--input_format=ND",
+                       "--dynamic_dims=1,32;2,40"],
+                      [{"input": (1, 3, 32, 32)}, {"input": (2, 3, 40, 32)}]),
+    "mobilenetv2/batch": (["--input_shape=input:-1,3,32,32", "--dynamic_batch_size=1,2"],
+                          [{"input": (1, 3, 32, 32)}, {"input": (2, 3, 32, 32)}]),
+    "mobilenetv2/dims": (["--input_shape=input:-1,3,-1,-1", "--input_format=ND",
+                          "--dynamic_dims=1,32,32;2,40,48"],
+                         [{"input": (1, 3, 32, 32)}, {"input": (2, 3, 40, 48)}]),
+    "bert/batch": (["--input_shape=input_ids:-1,8;attention_mask:-1,8",
+                    "--dynamic_batch_size=1,2"],
+                   [{"input_ids": (1, 8), "attention_mask": (1, 8)},
+                    {"input_ids": (2, 8), "attention_mask": (2, 8)}]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OTHER_KINDS))
+def test_other_gear_kinds_match_onnxruntime(case, atc_main, work):
+    name, kind = case.split("/")
+    args, gears = OTHER_KINDS[case]
+    om = _compile(atc_main, work, name, f"{name}_{kind}", *args)
+    model = ge.runtime.load(om)
+    session = ort.InferenceSession(str(work / f"{name}.onnx"),
+                                   providers=["CPUExecutionProvider"])
+    for gear, shapes in enumerate(gears):
+        inputs = feeds(name, shapes, seed=gear)
+        for g, w in zip(model.run(inputs), session.run(None, inputs)):
+            assert g.shape == w.shape
+            np.testing.assert_allclose(g, w, rtol=0, atol=2e-4 * max(1.0, float(np.abs(w).max())))
+
+
 def test_unsorted_gears_keep_their_order_and_a_shape_outside_is_refused(gear_om):
     model = ge.runtime.load(gear_om("resnet50"))
     assert model.gears.gears == ((2,), (1,))
