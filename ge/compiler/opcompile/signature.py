@@ -13,9 +13,14 @@ from typing import Optional
 
 import numpy as np
 
+from ge.graph.attr_names import ATTR_IMPL_MODE
 from ge.graph.types import DataType, format_name
 
-__all__ = ["TensorSig", "OpSignature", "signature_of", "plain_value"]
+__all__ = ["TensorSig", "OpSignature", "signature_of", "plain_value", "KEYED_PRIVATE_ATTRS"]
+
+# Bookkeeping attributes that do change a binary: the implementation variant the generators
+# choose from (docs/precision.md, "Kernel variants").
+KEYED_PRIVATE_ATTRS = (ATTR_IMPL_MODE,)
 
 
 @dataclass(frozen=True)
@@ -114,8 +119,9 @@ def const_value(node, slot: int) -> Optional[np.ndarray]:
 
 
 def signature_of(node, const_slots=()) -> OpSignature:
-    """The signature of a shape-inferred node.  Public IR attributes only (names starting with
-    '_' are bookkeeping and never change a binary); registry defaults are filled in."""
+    """The signature of a shape-inferred node.  Public IR attributes (names starting with '_'
+    are bookkeeping and never change a binary, but for KEYED_PRIVATE_ATTRS); registry defaults
+    are filled in."""
     from ge.ops import registry
     opdef = registry.get(node.type)
     attrs = {}
@@ -124,7 +130,7 @@ def signature_of(node, const_slots=()) -> OpSignature:
             if not spec.required:
                 attrs[spec.name] = spec.default
     for name, _kind, value in node.attr_items():
-        if not name.startswith("_"):
+        if not name.startswith("_") or name in KEYED_PRIVATE_ATTRS:
             attrs[name] = value
     attrs = {k: v for k, v in attrs.items() if not hasattr(v, "numpy")}
     inputs = []
