@@ -118,6 +118,15 @@ def const_value(node, slot: int) -> Optional[np.ndarray]:
                                                   else value)
 
 
+def _normalise_impl_mode(attrs: dict) -> None:
+    """Keep the implementation mode only as what the generators tell apart: the high-precision
+    bit, or nothing (high performance, CANN's default, whichever way it was asked for)."""
+    from .cgen import HIGH_PRECISION
+    mode = attrs.pop(ATTR_IMPL_MODE, None)
+    if mode is not None and int(mode) & HIGH_PRECISION:
+        attrs[ATTR_IMPL_MODE] = HIGH_PRECISION
+
+
 def signature_of(node, const_slots=()) -> OpSignature:
     """The signature of a shape-inferred node.  Public IR attributes (names starting with '_'
     are bookkeeping and never change a binary, but for KEYED_PRIVATE_ATTRS); registry defaults
@@ -133,6 +142,7 @@ def signature_of(node, const_slots=()) -> OpSignature:
         if not name.startswith("_") or name in KEYED_PRIVATE_ATTRS:
             attrs[name] = value
     attrs = {k: v for k, v in attrs.items() if not hasattr(v, "numpy")}
+    _normalise_impl_mode(attrs)
     inputs = []
     for i in range(node.num_inputs):
         inputs.append(None if node.input(i) is None else _tensor_sig(node.in_desc(i)))
