@@ -44,9 +44,9 @@ def compile_(tmp_path_factory, atc_main):
     work = tmp_path_factory.mktemp("implmode")
     onnx.save(_model(), str(work / "v.onnx"))
 
-    def run(output: str, *flags: str):
+    def run(output: str, *flags: str, model: str = "v.onnx"):
         (work / output).mkdir()
-        res = atc_main("--framework=5", f"--model={work / 'v.onnx'}",
+        res = atc_main("--framework=5", f"--model={work / model}",
                        f"--output={work / output / 'm'}", f"--soc_version={SAMPLE_SOC}", FP32,
                        *flags, cwd=work)
         assert res.rc == 0, res.text
@@ -118,3 +118,36 @@ def test_three_spellings_give_the_same_kernels(compile_, plain):
     save_model(str(work / "api" / "m"), api)
     assert flag == raw == _kernels(work / "api" / "m.om")
     assert _changed(plain, flag) == {"ReduceSum"}
+
+
+def _matmul_gelu() -> onnx.ModelProto:
+    """MatMul -> x * 0.5 * (1 + erf(x / sqrt2)): fused into one MatMul with GeluV2 applied to
+    its output (BuiltinFusion)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 32])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    w = np.random.default_rng(0).standard_normal((32, 32)).astype(np.float32)
+    inits = [helper.make_tensor("w", TensorProto.FLOAT, [32, 32], w.reshape(-1)),
+             helper.make_tensor("r2", TensorProto.FLOAT, [], [np.sqrt(2.0)]),
+             helper.make_tensor("one", TensorProto.FLOAT, [], [1.0]),
+             helper.make_tensor("half", TensorProto.FLOAT, [], [0.5])]
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]),
+             helper.make_node("Div", ["h", "r2"], ["d"]),
+             helper.make_node("Erf", ["d"], ["e"]),
+             helper.make_node("Add", ["e", "one"], ["a"]),
+             helper.make_node("Mul", ["h", "a"], ["m"]),
+             helper.make_node("Mul", ["m", "half"], ["y"])]
+    graph = helper.make_graph(nodes, "gelu", [x], [y], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_fused_activation_takes_its_mode(compile_):
+    work, run = compile_
+    onnx.save(_matmul_gelu(), str(work / "gelu.onnx"))
+
+    plain = _kernels(run("gelu_plain", model="gelu.onnx"))
+    listed = _kernels(run("gelu_listed", "--op_select_implmode=high_precision",
+                          "--optypelist_for_implmode=GeluV2", model="gelu.onnx"))
+    (matmul,) = plain                                  # the GELU lives in the MatMul kernel
+    assert "MatMul" in matmul
+    assert plain[matmul][1] is None and listed[matmul][1] == 0x4
+    assert plain[matmul][0] != listed[matmul][0]
