@@ -42,8 +42,6 @@ def _fsum_rows(x, mean):
     return s / x[0].size if mean else s
 
 
-# op -> (inputs(rng), attrs, exact float64 reference or None = the op's reference kernel,
-#        tolerance per variant: (relative to |ref|, relative to the input's scale) bounds)
 def _unary(lo, hi, n=4096):
     return lambda rng: [rng.uniform(lo, hi, n).astype(F32)]
 
@@ -52,6 +50,7 @@ BIG = 1 << 16    # libm's expf / logf / powf are within ~0.5-0.8 ulp: they part 
                  # double-evaluated ones on a few inputs in ten thousand
 
 
+# op -> (inputs(rng), attributes): inputs where the variants part
 CASES = {
     "Exp": (_unary(-20, 20, BIG), {}),
     "Log": (lambda rng: [np.exp(rng.uniform(-20, 20, BIG)).astype(F32)], {}),
