@@ -253,7 +253,7 @@ FLAGS: tuple[Flag, ...] = (
     # ---------------------------------------------------------------- [Operator Tuning]
     _F("op_precision_mode", STRING, "", "Operator Tuning", "Per-op precision mode .ini file.",
        ge_key="ge.exec.op_precision_mode",
-       note="recorded per op (_op_impl_mode_enum); host kernels have one variant so far"),
+       note="chooses the high-precision kernel variants (docs/precision.md)"),
     _F("allow_hf32", STRING, "", "Operator Tuning", "true or false: allow HF32 (reserved).",
        ge_key="ge.exec.allow_hf32", support=NO_EFFECT,
        note="HF32 rounds float32 matmul/conv inputs on the device; host kernels stay float32"),
@@ -294,7 +294,7 @@ FLAGS: tuple[Flag, ...] = (
        "(Deprecated) implementation mode: high_performance (default) or high_precision[...].",
        choices=_IMPLMODE, choice_code="E10001", ge_key="ge.opSelectImplmode",
        to_option=_implmode_default,
-       note="recorded per op (_op_impl_mode_enum); host kernels have one variant so far"),
+       note="chooses the high-precision kernel variants (docs/precision.md)"),
     _F("optypelist_for_implmode", STRING, "", "Operator Tuning",
        "Op types that --op_select_implmode applies to: \"OpType1,OpType2\".",
        ge_key="ge.optypelistForImplmode"),

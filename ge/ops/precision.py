@@ -126,6 +126,7 @@ CUBE_OPS = frozenset({"MatMul", "MatMulV2", "BatchMatMul", "BatchMatMulV2", "GEM
 # (ge.graph.attr_names.ATTR_IMPL_MODE) for the kernel generators.
 IMPL_MODE_OPS = frozenset({"SoftmaxV2", "LogSoftmaxV2", "LayerNorm", "Gelu", "GeluV2",
                            "FastGelu", "Exp", "Log", "ReduceMean", "ReduceSum", "ReduceProd",
+                           "GlobalAveragePool",
                            "Erf", "Sigmoid", "Tanh", "Rsqrt", "Sqrt", "Pow"})
 
 

@@ -8,12 +8,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ge.graph.attr_names import ATTR_IMPL_MODE
 from ge.kernel_abi import (ABI_VERSION, KERNEL_SYMBOL, SIGNATURE_SYMBOL, VERSION_SYMBOL,
                            WORKSPACE_SYMBOL)
 
 __all__ = ["Unsupported", "KernelSource", "C_TYPE", "ELEM_SIZE", "ABI_VERSION", "KERNEL_SYMBOL",
            "flit", "numel", "strides_of", "broadcast_strides", "coalesce", "loop_nest",
-           "kernel_head", "kernel_file", "require_dtypes", "hw_pair"]
+           "kernel_head", "kernel_file", "require_dtypes", "hw_pair", "HIGH_PRECISION",
+           "high_precision"]
+
+HIGH_PRECISION = 0x4     # CANN's _op_impl_mode_enum bit for high_precision (docs/precision.md)
 
 
 class Unsupported(Exception):
@@ -54,6 +58,12 @@ def require_dtypes(sig, inputs: dict, outputs: dict) -> None:
     for slot, allowed in outputs.items():
         if sig.outputs[slot].dtype not in allowed:
             raise Unsupported(f"output {slot} dtype {sig.outputs[slot].dtype}")
+
+
+def high_precision(sig) -> bool:
+    """Whether the node asked for its high-precision variant (--op_select_implmode & co.);
+    no attribute, or any other mode, selects the high-performance one."""
+    return bool(int(sig.attr(ATTR_IMPL_MODE, 0) or 0) & HIGH_PRECISION)
 
 
 def flit(value: float) -> str:

@@ -16,7 +16,7 @@ from ge.ops.defs._common import FUSED_ACTIVATION
 
 from .cgen import KernelSource, Unsupported, hw_pair, io_decls, kernel_file, require_dtypes
 from .fastmath import helpers_for
-from .gen_elementwise import ELEMENTWISE
+from .gen_elementwise import ELEMENTWISE, expression
 
 __all__ = ["render_conv2d", "epilogue", "epilogue_helpers", "FUSED_ACTIVATIONS", "BLOCK_BYTES",
            "VERSION"]
@@ -37,7 +37,7 @@ def _activation(sig) -> str:
         return ""
     if act not in FUSED_ACTIVATIONS:
         raise Unsupported(f"fused activation {act}")
-    return ELEMENTWISE[act].expr(["v"], sig)
+    return expression(ELEMENTWISE[act], ["v"], sig)
 
 
 def epilogue_helpers(sig) -> list:

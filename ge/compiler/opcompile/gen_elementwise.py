@@ -1,6 +1,10 @@
 """Elementwise kernels with numpy broadcasting: arithmetic, comparisons, select, clip, N-ary sum
 and activations.  One table maps an op type to its operand dtypes and a C expression over the
-operands `a`, `b`, `c`, ...; one emitter turns any row into a coalesced loop nest.
+operands `a`, `b`, `c`, ...; one emitter turns any row into a coalesced loop nest.  A row with a
+`precise` expression has two variants (docs/precision.md, "Kernel variants"): `expr` is the
+high-performance one (float, fastmath polynomials or libm's float functions), `precise` the
+high-precision one (evaluated in double, rounded once to float), chosen by the node's
+implementation mode.
 """
 from __future__ import annotations
 
@@ -9,9 +13,9 @@ from typing import Callable
 
 from .fastmath import helpers_for
 from .cgen import (C_TYPE, KernelSource, Unsupported, broadcast_strides, coalesce, flit,
-                   io_decls, kernel_file, loop_nest, offset_expr)
+                   high_precision, io_decls, kernel_file, loop_nest, offset_expr)
 
-__all__ = ["ELEMENTWISE", "VERSION", "render_elementwise"]
+__all__ = ["ELEMENTWISE", "VERSION", "render_elementwise", "expression"]
 
 VERSION = 1
 F, B = "DT_FLOAT", "DT_BOOL"
@@ -24,6 +28,7 @@ class Ew:
     in_dtypes: tuple = ()              # per operand; empty = all DT_FLOAT
     out_dtype: str = F
     slots: tuple = ()                  # input slots read as operands; empty = every present one
+    precise: Callable = None           # the high-precision variant's expression, if it differs
 
 
 def _a(f):
@@ -40,6 +45,35 @@ def _exp_like(fn, base_fn):
             return f"{fn}({arg})"
         return base_fn(arg, flit(base))
     return expr
+
+
+def _exp_like_double(fn):
+    """Exp / Log in double: the argument scale * x + shift too, rounded once at the end."""
+    def expr(x, sig):
+        base = float(sig.attr("base", -1.0))
+        scale, shift = float(sig.attr("scale", 1.0)), float(sig.attr("shift", 0.0))
+        arg = f"({scale!r} * (double){x} + {shift!r})"
+        if base == -1.0:
+            return f"(float){fn}({arg})"
+        if fn == "exp":
+            return f"(float)pow({base!r}, {arg})"
+        return f"(float)(log({arg}) / log({base!r}))"
+    return expr
+
+
+def _double(template: str):
+    """A one-operand expression evaluated in double: `template` over {d} = (double)x."""
+    return _a(lambda x, s: "(float)(" + template.format(d=f"(double){x}") + ")")
+
+
+def _gelu_double(x: str, approximate: str) -> str:
+    d = f"(double){x}"
+    if approximate == "none":      # x/2 erfc(-x/sqrt2): no cancellation in either tail
+        return f"(float)(0.5 * {d} * erfc(-0.70710678118654752 * {d}))"
+    if approximate == "tanh":
+        return (f"(float)(0.5 * {d} * (1.0 + tanh(0.79788456080286536 * "
+                f"({d} + 0.044715 * {d} * {d} * {d}))))")
+    raise Unsupported(f"GeluV2 approximate {approximate!r}")
 
 
 def _gelu(x: str, approximate: str) -> str:
@@ -59,7 +93,8 @@ ELEMENTWISE = {
     "RealDiv": Ew(2, lambda o, s: f"{o[0]} / {o[1]}"),
     "Maximum": Ew(2, lambda o, s: f"({o[0]} >= {o[1]} || {o[0]} != {o[0]}) ? {o[0]} : {o[1]}"),
     "Minimum": Ew(2, lambda o, s: f"({o[0]} <= {o[1]} || {o[0]} != {o[0]}) ? {o[0]} : {o[1]}"),
-    "Pow": Ew(2, lambda o, s: f"powf({o[0]}, {o[1]})"),
+    "Pow": Ew(2, lambda o, s: f"powf({o[0]}, {o[1]})",
+              precise=lambda o, s: f"(float)pow((double){o[0]}, (double){o[1]})"),
     # comparisons (bool out)
     "Equal": Ew(2, lambda o, s: f"{o[0]} == {o[1]}", out_dtype=B),
     "Less": Ew(2, lambda o, s: f"{o[0]} < {o[1]}", out_dtype=B),
@@ -80,22 +115,25 @@ ELEMENTWISE = {
     "Abs": Ew(1, _a(lambda x, s: f"fabsf({x})")),
     "Neg": Ew(1, _a(lambda x, s: f"-{x}")),
     "Sqrt": Ew(1, _a(lambda x, s: f"sqrtf({x})")),
-    "Rsqrt": Ew(1, _a(lambda x, s: f"1.0f / sqrtf({x})")),
+    "Rsqrt": Ew(1, _a(lambda x, s: f"1.0f / sqrtf({x})"), precise=_double("1.0 / sqrt({d})")),
     "Reciprocal": Ew(1, _a(lambda x, s: f"1.0f / {x}")),
-    "Exp": Ew(1, _a(_exp_like("expf", lambda arg, b: f"powf({b}, {arg})"))),
-    "Log": Ew(1, _a(_exp_like("logf", lambda arg, b: f"logf({arg}) / logf({b})"))),
-    "Erf": Ew(1, _a(lambda x, s: f"ge_erf({x})")),
+    "Exp": Ew(1, _a(_exp_like("expf", lambda arg, b: f"powf({b}, {arg})")),
+              precise=_a(_exp_like_double("exp"))),
+    "Log": Ew(1, _a(_exp_like("logf", lambda arg, b: f"logf({arg}) / logf({b})")),
+              precise=_a(_exp_like_double("log"))),
+    "Erf": Ew(1, _a(lambda x, s: f"ge_erf({x})"), precise=_double("erf({d})")),
     "Sign": Ew(1, _a(lambda x, s: f"(float)(({x} > 0.0f) - ({x} < 0.0f))")),
     "Floor": Ew(1, _a(lambda x, s: f"floorf({x})")),
     "Ceil": Ew(1, _a(lambda x, s: f"ceilf({x})")),
     "Sin": Ew(1, _a(lambda x, s: f"sinf({x})")),
     "Cos": Ew(1, _a(lambda x, s: f"cosf({x})")),
-    "Tanh": Ew(1, _a(lambda x, s: f"tanhf({x})")),
+    "Tanh": Ew(1, _a(lambda x, s: f"tanhf({x})"), precise=_double("tanh({d})")),
     # activations
     "Relu": Ew(1, _a(lambda x, s: f"{x} > 0.0f ? {x} : 0.0f")),
     "LeakyRelu": Ew(1, _a(lambda x, s:
                           f"{x} > 0.0f ? {x} : {flit(s.attr('negative_slope', 0.0))} * {x}")),
-    "Sigmoid": Ew(1, _a(lambda x, s: f"1.0f / (1.0f + expf(-{x}))")),
+    "Sigmoid": Ew(1, _a(lambda x, s: f"1.0f / (1.0f + expf(-{x}))"),
+                  precise=_double("1.0 / (1.0 + exp(-{d}))")),
     "HardSigmoid": Ew(1, _a(lambda x, s: f"fminf(1.0f, fmaxf(0.0f, "
                             f"{flit(s.attr('alpha', 1.0 / 6))} * {x} + "
                             f"{flit(s.attr('beta', 0.5))}))")),
@@ -106,10 +144,18 @@ ELEMENTWISE = {
     "Elu": Ew(1, _a(lambda x, s: f"{flit(s.attr('scale', 1.0))} * ({x} > 0.0f ? {x} : "
                     f"{flit(s.attr('alpha', 1.0))} * "
                     f"(expf({flit(s.attr('input_scale', 1.0))} * {x}) - 1.0f))")),
-    "GeluV2": Ew(1, _a(lambda x, s: _gelu(x, s.attr("approximate", "none")))),
+    "GeluV2": Ew(1, _a(lambda x, s: _gelu(x, s.attr("approximate", "none"))),
+                 precise=_a(lambda x, s: _gelu_double(x, s.attr("approximate", "none")))),
     "Selu": Ew(1, _a(lambda x, s: f"1.0507009873554805f * ({x} > 0.0f ? {x} : "
                      f"1.6732632423543772f * (expf({x}) - 1.0f))")),
 }
+
+
+def expression(row: Ew, operands: list, sig) -> str:
+    """The row's C expression for the signature's variant (high precision when asked for and
+    the row has one)."""
+    fn = row.precise if row.precise is not None and high_precision(sig) else row.expr
+    return fn(operands, sig)
 
 
 def render_elementwise(sig) -> KernelSource:
@@ -134,7 +180,7 @@ def render_elementwise(sig) -> KernelSource:
     dims, all_strides = coalesce(list(out.shape) or [1], [out_strides] + strides
                                  if out.shape else [[0]] + [[0] for _ in strides])
     names = [f"x{k}[{offset_expr(st)}]" for k, st in zip(operands, all_strides[1:])]
-    expr = row.expr(names, sig)
+    expr = expression(row, names, sig)
     body = loop_nest(dims, [f"y0[{offset_expr(all_strides[0])}] = "
                             f"({C_TYPE[out.dtype]})({expr});"])
     return KernelSource(kernel_file(sig, "elementwise", VERSION, io_decls(sig), body,

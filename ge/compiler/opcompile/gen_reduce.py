@@ -1,17 +1,20 @@
 """Reductions (ReduceSum/Mean/Max/Min over constant axes, GlobalAveragePool), softmax /
 log-softmax over one axis and LayerNorm.  Accumulation is in double, in input order, for every
-output element.
+output element.  Variants by the node's implementation mode (docs/precision.md, "Kernel
+variants"): sums are plain (high performance) or compensated (Neumaier, high precision); softmax
+takes exp in float with the fastmath polynomial or in double; LayerNorm's variance is one pass
+over the row (E[x^2] - m^2) or two (the mean first).
 """
 from __future__ import annotations
 
 from .fastmath import FAST_MATH
-from .cgen import (KernelSource, Unsupported, broadcast_strides, io_decls, kernel_file,
-                   loop_nest, numel, offset_expr, require_dtypes, strides_of)
+from .cgen import (KernelSource, Unsupported, broadcast_strides, high_precision, io_decls,
+                   kernel_file, loop_nest, numel, offset_expr, require_dtypes, strides_of)
 
 __all__ = ["REDUCE_OPS", "SOFTMAX_OPS", "NORM_OPS", "VERSION", "render_reduce", "render_softmax",
            "render_layer_norm"]
 
-VERSION = 2
+VERSION = 3
 F = ("DT_FLOAT",)
 
 # op -> (initial accumulator, update statement over `acc` and `v`, finalisation over acc and n)
@@ -22,6 +25,10 @@ REDUCE_OPS = {
     "ReduceMin": ("INFINITY", "if (v < acc || v != v) acc = v;", "acc"),
     "GlobalAveragePool": ("0.0", "acc += v;", "acc / {n}.0"),
 }
+# the sums that have a compensated (high-precision) variant: acc + c is the sum
+COMPENSATED = {"ReduceSum", "ReduceMean", "GlobalAveragePool"}
+NEUMAIER = ("{ const double t = acc + v; "
+            "c += fabs(acc) >= fabs(v) ? (acc - t) + v : (v - t) + acc; acc = t; }")
 SOFTMAX_OPS = ("SoftmaxV2", "LogSoftmaxV2")
 NORM_OPS = ("LayerNorm",)
 
@@ -48,6 +55,10 @@ def render_reduce(sig) -> KernelSource:
         raise Unsupported("empty or unknown input shape")
     axes = _reduce_axes(sig)
     init, update, final = REDUCE_OPS[sig.op_type]
+    start = [f"double acc = {init};"]
+    if sig.op_type in COMPENSATED and high_precision(sig):
+        update, start = NEUMAIER, start + ["double c = 0.0;"]
+        final = final.replace("acc", "(isfinite(acc) ? acc + c : acc)")   # inf - inf in c
     strides = strides_of(shape)
     kept = [d for d in range(len(shape)) if d not in axes]
     count = 1
@@ -60,8 +71,7 @@ def render_reduce(sig) -> KernelSource:
     inner = loop_nest(red_dims, [f"double v = x0[base + {offset_expr(red_strides, 'r')}];",
                                  update], var="r", indent=0)
     body = ["int64_t o = 0;"]
-    body += loop_nest(kept_dims, [f"int64_t base = {offset_expr(kept_strides)};",
-                                  f"double acc = {init};"] + inner
+    body += loop_nest(kept_dims, [f"int64_t base = {offset_expr(kept_strides)};"] + start + inner
                       + [f"y0[o++] = (float)({final.format(n=count)});"], indent=0)
     return KernelSource(kernel_file(sig, "reduce", VERSION, io_decls(sig),
                                     ["    " + b for b in body]))
@@ -83,11 +93,15 @@ def render_softmax(sig) -> KernelSource:
     outer, n, inner = numel(shape[:axis]), numel(shape[axis:last]), numel(shape[last:])
     log = sig.op_type == "LogSoftmaxV2"
     at = "[k]" if inner == 1 else f"[k * {inner}]"
-    if log:
+    if log:             # one variant: exp and log in double already
         rest = [f"        for (int64_t k = 0; k < {n}; ++k) s += exp((double)xr{at} - m);",
                 "        const double ls = log(s);",
                 f"        for (int64_t k = 0; k < {n}; ++k) "
                 f"yr{at} = (float)(((double)xr{at} - m) - ls);"]
+    elif high_precision(sig):   # exp in double twice (no float rounding before the division)
+        rest = [f"        for (int64_t k = 0; k < {n}; ++k) s += exp((double)xr{at} - m);",
+                f"        for (int64_t k = 0; k < {n}; ++k) "
+                f"yr{at} = (float)(exp((double)xr{at} - m) / s);"]
     else:   # exp in float without libm (vectorised), the sum in double, one scaling pass
         rest = [f"        const float mf = (float)m;",
                 f"        for (int64_t k = 0; k < {n}; ++k) yr{at} = ge_exp_ieee(xr{at} - mf);",
@@ -104,12 +118,14 @@ def render_softmax(sig) -> KernelSource:
         "        if (!isfinite(m)) m = 0.0;",
     ] + rest + ["    }"]
     return KernelSource(kernel_file(sig, "softmax", VERSION, io_decls(sig), body,
-                                    helpers=[] if log else [FAST_MATH]))
+                                    helpers=[] if log or high_precision(sig) else [FAST_MATH]))
 
 
 def render_layer_norm(sig) -> KernelSource:
-    """Mean and variance of each row (dims >= begin_norm_axis) in double, two passes over the
-    row, then y = (x - mean) / sqrt(var + eps) * gamma + beta; gamma/beta broadcast to x."""
+    """Mean and variance of each row (dims >= begin_norm_axis) in double, then
+    y = (x - mean) / sqrt(var + eps) * gamma + beta; gamma/beta broadcast to x.  The variance
+    takes one pass (sum and sum of squares, high performance) or two (high precision: no
+    cancellation when the mean is large against the spread)."""
     require_dtypes(sig, {0: F, 1: F, 2: F}, {0: F, 1: F, 2: F})
     shape = list(sig.inputs[0].shape)
     if not shape or any(d <= 0 for d in shape) or len(sig.outputs) != 3:
@@ -140,10 +156,7 @@ def render_layer_norm(sig) -> KernelSource:
         f"const float *g = x1 + {g_off};",
         f"const float *b = x2 + {b_off};",
         "double m = 0.0, v = 0.0;",
-        f"for (int64_t k = 0; k < {n}; ++k) m += xr[k];",
-        f"m /= {n}.0;",
-        f"for (int64_t k = 0; k < {n}; ++k) {{ const double d = xr[k] - m; v += d * d; }}",
-        f"v /= {n}.0;",
+    ] + (_two_pass(n) if high_precision(sig) else _one_pass(n)) + [
         f"const double sd = sqrt(v + {eps.hex()});",
         f"for (int64_t k = 0; k < {n}; ++k)",
         f"    y0[p + k] = (float)((xr[k] - m) / sd * g{g_at} + b{b_at});",
@@ -154,3 +167,17 @@ def render_layer_norm(sig) -> KernelSource:
     dims = shape[:axis] or [1]
     body = ["    int64_t r = 0;"] + loop_nest(dims, row)
     return KernelSource(kernel_file(sig, "norm", VERSION, io_decls(sig), body))
+
+
+def _two_pass(n: int) -> list:
+    return [f"for (int64_t k = 0; k < {n}; ++k) m += xr[k];",
+            f"m /= {n}.0;",
+            f"for (int64_t k = 0; k < {n}; ++k) {{ const double d = xr[k] - m; v += d * d; }}",
+            f"v /= {n}.0;"]
+
+
+def _one_pass(n: int) -> list:
+    return [f"for (int64_t k = 0; k < {n}; ++k) {{ const double d = xr[k]; m += d; v += d * d; }}",
+            f"m /= {n}.0;",
+            f"v = v / {n}.0 - m * m;",
+            "if (v < 0.0) v = 0.0;"]

@@ -22,7 +22,8 @@ from . import gen_cast, gen_custom
 from .cgen import KernelSource, Unsupported
 from .lowprec import with_low_precision
 
-__all__ = ["KernelGen", "RENDERERS", "OWN_DTYPES", "generator_for", "check_supported", "render"]
+__all__ = ["KernelGen", "RENDERERS", "OWN_DTYPES", "VARIANT_OPS", "generator_for",
+           "check_supported", "render"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,12 @@ RENDERERS = {
 # Renderers whose dtypes are the op itself: never served through a float32 kernel (a Cast
 # double -> float16 would round twice).
 OWN_DTYPES = frozenset({"cast"})
+
+
+# Op types whose kernels have a high-precision variant besides the default high-performance one
+# (chosen by the node's ATTR_IMPL_MODE; docs/precision.md, "Kernel variants").
+VARIANT_OPS = frozenset({t for t, row in gen_elementwise.ELEMENTWISE.items() if row.precise}
+                        | gen_reduce.COMPENSATED | {"SoftmaxV2", "LayerNorm"})
 
 
 def generator_for(op_type: str) -> Optional[KernelGen]:

@@ -13,9 +13,14 @@ from typing import Optional
 
 import numpy as np
 
+from ge.graph.attr_names import ATTR_IMPL_MODE
 from ge.graph.types import DataType, format_name
 
-__all__ = ["TensorSig", "OpSignature", "signature_of", "plain_value"]
+__all__ = ["TensorSig", "OpSignature", "signature_of", "plain_value", "KEYED_PRIVATE_ATTRS"]
+
+# Bookkeeping attributes that do change a binary: the implementation variant the generators
+# choose from (docs/precision.md, "Kernel variants").
+KEYED_PRIVATE_ATTRS = (ATTR_IMPL_MODE,)
 
 
 @dataclass(frozen=True)
@@ -113,9 +118,19 @@ def const_value(node, slot: int) -> Optional[np.ndarray]:
                                                   else value)
 
 
+def _normalise_impl_mode(attrs: dict) -> None:
+    """Keep the implementation mode only as what the generators tell apart: the high-precision
+    bit, or nothing (high performance, CANN's default, whichever way it was asked for)."""
+    from .cgen import HIGH_PRECISION
+    mode = attrs.pop(ATTR_IMPL_MODE, None)
+    if mode is not None and int(mode) & HIGH_PRECISION:
+        attrs[ATTR_IMPL_MODE] = HIGH_PRECISION
+
+
 def signature_of(node, const_slots=()) -> OpSignature:
-    """The signature of a shape-inferred node.  Public IR attributes only (names starting with
-    '_' are bookkeeping and never change a binary); registry defaults are filled in."""
+    """The signature of a shape-inferred node.  Public IR attributes (names starting with '_'
+    are bookkeeping and never change a binary, but for KEYED_PRIVATE_ATTRS); registry defaults
+    are filled in."""
     from ge.ops import registry
     opdef = registry.get(node.type)
     attrs = {}
@@ -124,9 +139,10 @@ def signature_of(node, const_slots=()) -> OpSignature:
             if not spec.required:
                 attrs[spec.name] = spec.default
     for name, _kind, value in node.attr_items():
-        if not name.startswith("_"):
+        if not name.startswith("_") or name in KEYED_PRIVATE_ATTRS:
             attrs[name] = value
     attrs = {k: v for k, v in attrs.items() if not hasattr(v, "numpy")}
+    _normalise_impl_mode(attrs)
     inputs = []
     for i in range(node.num_inputs):
         inputs.append(None if node.input(i) is None else _tensor_sig(node.in_desc(i)))

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
 from ge.errors import warn
+from ge.ops.defs._common import FUSED_ACTIVATION
 from ge.ops.precision import IMPL_MODE_OPS, MIXLIST
 
 from . import files, modes
@@ -46,8 +47,10 @@ class PrecisionConfig:
         return (by_name or by_type or [None])[0]     # a name line wins over a type line
 
     def impl_mode_for(self, node) -> Optional[int]:
+        """The node's mode; a matrix op with a fused activation (ATTR fused_activation) takes
+        the activation's mode when it has none of its own (its kernel computes both)."""
         mode = (self.impl_by_name.get(node.name) or self.impl_by_type.get(node.type)
-                or self.impl_all)
+                or self.impl_all or self.impl_by_type.get(node.attr(FUSED_ACTIVATION) or ""))
         return files.IMPL_MODES[mode] if mode else None
 
     def warn_unmatched(self, graphs) -> None:
