@@ -7,8 +7,14 @@ inputs in --input_shape order.
 """
 from __future__ import annotations
 
-__all__ = ["HW_AXES", "gear_axes", "gear_shapes"]
+__all__ = ["GEAR_KEYS", "HW_AXES", "gear_axes", "gear_shapes"]
 
+# GE option key -> (gear kind, flag name, CANN's mbatch_dynamic_type value)
+GEAR_KEYS = {
+    "ge.dynamicBatchSize": ("batch", "dynamic_batch_size", 1),
+    "ge.dynamicImageSize": ("image", "dynamic_image_size", 2),
+    "ge.dynamicDims": ("dims", "dynamic_dims", 3),
+}
 HW_AXES = {"NCHW": (2, 3), "NHWC": (1, 2)}
 
 

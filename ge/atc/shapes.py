@@ -8,12 +8,13 @@ from __future__ import annotations
 import re
 
 from ge.errors import GeError
+from ge.gear_layout import GEAR_KEYS
 from ge.parser._shape_range import parse_range_flag, parse_range_shape
 
 __all__ = ["check_shapes_and_gears", "check_shape_range_flag", "check_gear_options",
            "GEAR_FLAGS"]
 
-GEAR_FLAGS = ("dynamic_batch_size", "dynamic_image_size", "dynamic_dims")
+GEAR_FLAGS = tuple(flag for _, flag, _ in GEAR_KEYS.values())
 _STATIC_SAMPLE = '"input_name1:n1,c1,h1,w1"'
 _RANGE_SAMPLE = '"input_name1:n1~n2,c1,h1,w1"'
 _INT64_MAX = 2 ** 63 - 1
@@ -78,9 +79,10 @@ def check_shape_range_flag(state) -> None:
 
 
 def check_gear_options(state) -> None:
-    """Step 10, the gear flags (spec/atc-cli.md §6.2): CANN's checks of the option text,
-    shared with ge.offline_compile (ge.compiler.gear_options)."""
-    from ge.compiler.gear_options import GEAR_KEYS, parse_gear_options
+    """Step 10, the gear flags (spec/atc-cli.md §6.2): CANN's checks of the option text
+    (E10009, E10004, E10040, the profiles), shared with ge.offline_compile
+    (ge.compiler.gear_options)."""
+    from ge.compiler.gear_options import parse_gear_options
     options = {key: state.get(flag) for key, (_, flag, _) in GEAR_KEYS.items()}
     options.update(input_shape=state.get("input_shape"),
                    input_shape_range=state.get("input_shape_range"),
@@ -94,11 +96,7 @@ def check_shapes_and_gears(state) -> None:
     gears = [name for name in GEAR_FLAGS if state.get(name)]
     if state.get("input_shape_range"):
         check_shape_range_flag(state)
-        shape = state.get("input_shape")
-    elif gears and shape:
-        if "~" in shape:
-            raise GeError("E10040", {"value": shape, "parameter": f"--{gears[0]}"})
-    elif shape:
+    elif shape and not gears:                  # with gears: parse_gear_options reads it
         if "~" in shape or "-1" in shape:
             _check_range_shape(shape)
             parse_range_shape(shape)           # the range grammar (E10048)
@@ -109,11 +107,6 @@ def check_shapes_and_gears(state) -> None:
                                  "parameter": "--input_hint_shape",
                                  "reason": "It cannot be used together with the dynamic gear "
                                            "options."})
-    dynamic = gears + (["input_shape_range"] if state.get("input_shape_range") else [])
-    if len(dynamic) > 1:
-        raise GeError("E10009", {})
-    if gears and not shape:
-        raise GeError("E10004", {"parameter": "input_shape"})
     if gears:
         check_gear_options(state)
     if state.get("insert_op_conf") and state.get("dynamic_dims"):

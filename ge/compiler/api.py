@@ -75,8 +75,9 @@ def build_graph(graph: Graph, options: dict, framework: int = 5) -> CompiledMode
     check_host_target(options)
     load_custom_ops()
     gears = parse_gear_options(options)
-    dynamic = plan_dynamic_shape(graph, options)      # None with gears: they are built below
+    dynamic = None
     if gears is None:
+        dynamic = plan_dynamic_shape(graph, options)
         refuse_unknown_input_dims(graph, options)
     ensure_plugins_loaded()
     cwd = os.getcwd()

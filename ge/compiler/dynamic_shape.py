@@ -27,7 +27,7 @@ from ge.graph.attr_names import (ATTR_DYNAMIC_OPTIONS, ATTR_DYNAMIC_RANGES,
                                  TENSOR_SHAPE_RANGE)
 from ge.graph.types import AttrValueType as VT
 from ge.ops import Role, types_with_role
-from ge.parser._shape_range import (GEAR_KEYS, RANGE_KEYS, UNBOUNDED, fixed_dims, range_text,
+from ge.parser._shape_range import (RANGE_KEYS, UNBOUNDED, fixed_dims, range_text,
                                     shape_ranges_from_options)
 
 __all__ = ["DynamicShape", "plan_dynamic_shape", "apply_ranges", "mark_dynamic", "mark_model_def",
@@ -114,9 +114,7 @@ def _set_shape(node, shape: list) -> None:
 
 def plan_dynamic_shape(graph: Graph, options: dict) -> DynamicShape | None:
     """Apply the ranges of `options` to `graph` (see the module doc); None for a static
-    compile (no ranges asked for, or gears: ge.compiler's gear build owns those)."""
-    if any(options.get(k) for k in GEAR_KEYS):
-        return None
+    compile (no ranges asked for).  Gears are built by ge.compiler.gears instead."""
     asked = shape_ranges_from_options(options)
     if not asked:
         return None

@@ -14,17 +14,12 @@ from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from ge.errors import GeError
-from ge.gear_layout import HW_AXES as _HW_AXES, gear_axes, gear_shapes
+from ge.gear_layout import GEAR_KEYS, HW_AXES as _HW_AXES, gear_axes, gear_shapes
+from ge.parser._shape_range import RANGE_KEYS
 
 __all__ = ["GearSpec", "GEAR_KEYS", "MIN_GEARS", "MAX_GEARS", "parse_gear_options",
            "gear_option_set", "static_shape_text"]
 
-# GE option key -> (gear kind, flag name, mbatch_dynamic_type value)
-GEAR_KEYS = {
-    "ge.dynamicBatchSize": ("batch", "dynamic_batch_size", 1),
-    "ge.dynamicImageSize": ("image", "dynamic_image_size", 2),
-    "ge.dynamicDims": ("dims", "dynamic_dims", 3),
-}
 MIN_GEARS, MAX_GEARS = 2, 100            # CANN: (1, 100] profiles
 _SHAPE_SAMPLE = '"input_name1:n1,c1,h1,w1"'
 _DIGIT_SAMPLE = '"input_name1:1,3,224,224"'
@@ -80,8 +75,8 @@ def parse_gear_options(options: Mapping[str, str]) -> Optional[GearSpec]:
     refusal.  Reads GE option keys (ge.dynamicBatchSize, ...) and input_shape/ge.inputShape,
     input_shape_range, input_format."""
     keys = gear_option_set(options)
-    ranges = (options.get("input_shape_range") or options.get("ge.inputShapeRange") or "")
-    if len(keys) + (1 if ranges.strip() else 0) > 1:
+    ranges = any(str(options.get(key) or "").strip() for key in RANGE_KEYS)
+    if len(keys) + ranges > 1:
         raise GeError("E10009", {})
     if not keys:
         return None

@@ -9,8 +9,8 @@ MemoryPlanning run once on that root: the kernels of all gears are built in one 
 batch, a kernel two gears share (same source, same key) is built and stored once, and a
 static compile of the same shapes has put the same kernels in the cache already.  Weights
 are not copied per gear: the copies share the parsed graph's arrays, work over them (conv +
-BatchNorm folding) is done once per build (`shared_result`), and the OM's WEIGHTS_DATA keeps
-each array once.
+BatchNorm folding) is done once per build (`graph_utils.derived_once`), and the OM's
+WEIGHTS_DATA keeps each array once.
 
 Root graph (as CANN's MultiBatchClonePass builds it):
 
@@ -20,7 +20,6 @@ Root graph (as CANN's MultiBatchClonePass builds it):
 """
 from __future__ import annotations
 
-import contextvars
 
 import numpy as np
 
@@ -32,8 +31,9 @@ from ge.graph.types import AttrValueType as VT, DataType
 from ge.ops import Role, role_of
 
 from .gear_options import GearSpec
+from .graph_utils import sharing_derived_constants
 
-__all__ = ["build_gears", "shared_result", "copy_graph", "ATTR_BATCH_NUM", "ATTR_PRED_VALUE",
+__all__ = ["build_gears", "copy_graph", "ATTR_BATCH_NUM", "ATTR_PRED_VALUE",
            "ATTR_DYNAMIC_TYPE", "ATTR_SHAPE_ORDER", "ATTR_INSERT_BY_MBATCH",
            "ATTR_ORIGIN_INPUT_DIMS", "SHAPE_DATA", "CASE_NODE", "BRANCH_PREFIX", "NODE_SUFFIX"]
 
@@ -51,24 +51,6 @@ MAP_INDEX = "ascend_mbatch_shape_mapindex"
 CASE_NODE = "ascend_mbatch_shape_case"
 BRANCH_PREFIX = "Batch_"
 NODE_SUFFIX = "_ascend_mbatch_batch_"
-
-
-# Work over constants the gear copies share (same array objects) is done once per gear build:
-# a pass computing new weights from them (conv + BatchNorm folding) asks `shared_result`.
-_SHARED = contextvars.ContextVar("gear_shared_results", default=None)
-
-
-def shared_result(inputs: tuple, compute):
-    """`compute()` once per gear build for the same input objects (outside a gear build:
-    every call).  The memo keeps the inputs alive, so their ids stay theirs."""
-    memo = _SHARED.get()
-    if memo is None:
-        return compute()
-    key = tuple(("=", x) if isinstance(x, (int, float, str, type(None))) else id(x)
-                for x in inputs)
-    if key not in memo:
-        memo[key] = (inputs, compute())
-    return memo[key][1]
 
 
 def copy_graph(graph: Graph) -> Graph:
@@ -130,11 +112,8 @@ def build_gears(graph: Graph, spec: GearSpec, options: dict, framework: int):
     from .api import CompiledModel
     from .pipeline import STAGES, run_pipeline
     split = next(i for i, (name, _) in enumerate(STAGES) if name == "OpCompile")
-    token = _SHARED.set({})
-    try:
+    with sharing_derived_constants():          # the gear copies share their arrays
         branches, ctx = _compile_branches(graph, spec, options, STAGES[:split])
-    finally:
-        _SHARED.reset(token)
     root = assemble_root(graph.name, branches, spec)
     run_pipeline(root, options, STAGES[split:], ctx)
     return CompiledModel(graph=root, options=dict(options), context=ctx, framework=framework)

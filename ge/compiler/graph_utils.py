@@ -1,6 +1,8 @@
 """Small graph rewrites every model needs: constant lookup, bypass, dead-node removal."""
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from typing import Optional
 
 import numpy as np
@@ -80,3 +82,31 @@ def remove_dead_nodes(graph: Graph) -> int:
         remove_subgraphs_of(graph, n)
         graph.erase_node(n)
     return len(dead)
+
+
+# Constants derived from other constants (conv + BatchNorm folding) by the passes of graphs that
+# share their arrays (the gear copies of one model, ge.compiler.gears): computed once per
+# `sharing_derived_constants` block instead of once per graph.
+_DERIVED = contextvars.ContextVar("derived_constants", default=None)
+
+
+@contextlib.contextmanager
+def sharing_derived_constants():
+    token = _DERIVED.set({})
+    try:
+        yield
+    finally:
+        _DERIVED.reset(token)
+
+
+def derived_once(inputs: tuple, compute):
+    """`compute()` once per sharing block for the same input objects (outside a block: every
+    call).  The memo keeps the inputs alive, so their ids stay theirs."""
+    memo = _DERIVED.get()
+    if memo is None:
+        return compute()
+    key = tuple(("=", x) if isinstance(x, (int, float, str, type(None))) else id(x)
+                for x in inputs)
+    if key not in memo:
+        memo[key] = (inputs, compute())
+    return memo[key][1]

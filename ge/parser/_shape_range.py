@@ -16,12 +16,12 @@ from __future__ import annotations
 import re
 
 from ge.errors import GeError
+from ge.gear_layout import GEAR_KEYS
 
-__all__ = ["UNBOUNDED", "GEAR_KEYS", "RANGE_KEYS", "parse_range_flag", "parse_range_shape",
+__all__ = ["UNBOUNDED", "RANGE_KEYS", "parse_range_flag", "parse_range_shape",
            "shape_ranges_from_options", "range_text", "fixed_dims", "is_range_shape"]
 
 UNBOUNDED = -1
-GEAR_KEYS = ("ge.dynamicBatchSize", "ge.dynamicImageSize", "ge.dynamicDims")
 RANGE_KEYS = ("input_shape_range",)
 
 _SAMPLE_NAMED = '"input_name1:[n1~n2,c1,h1,w1]"'

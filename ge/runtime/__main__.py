@@ -75,7 +75,8 @@ def main(argv: list) -> int:
     for _ in range(args["loop"]):
         outputs = model.run(inputs, gear=gear)
     elapsed = (time.perf_counter() - start) / args["loop"]
-    paths = write_outputs(args["output"], outputs, fmt, specs=model.outputs) if args["output"] else [""] * len(outputs)
+    paths = (write_outputs(args["output"], outputs, fmt, specs=model.outputs) if args["output"]
+             else [""] * len(outputs))
     lines = [f"output {spec.index} {spec.name}: "
              f"{'bfloat16' if spec.data_type == 'DT_BF16' else value.dtype} {list(value.shape)}"
              + (f" -> {path}" if path else "") for spec, value, path in

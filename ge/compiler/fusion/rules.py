@@ -15,8 +15,7 @@ from ge.graph.types import DataType
 from ge.ops.defs._common import FUSED_ACTIVATION
 from ge.passes.boundary import splice
 
-from ..gears import shared_result
-from ..graph_utils import input_const, make_const
+from ..graph_utils import derived_once, input_const, make_const
 from ..opcompile.gen_conv import FUSED_ACTIVATIONS
 
 
@@ -111,9 +110,9 @@ def _fold_one_batchnorm(graph: Graph, conv: Node) -> bool:
     if conv.num_inputs > 2 and conv.input(2) is not None and bias is None:
         return False
     epsilon = float(bn.attr("epsilon", 1e-4))
-    # the gears of a model fold the same arrays: once (ge.compiler.gears.shared_result)
-    new_w, new_b = shared_result((weight, bias, *params, epsilon),
-                                 lambda: _folded(weight, bias, params, epsilon))
+    # the gears of a model fold the same arrays: once (graph_utils.derived_once)
+    new_w, new_b = derived_once((weight, bias, *params, epsilon),
+                                lambda: _folded(weight, bias, params, epsilon))
     slots = _anchors(conv, max(conv.num_inputs, 3))
     slots[1:3] = [new_w, new_b]
     _replace(graph, bn, conv.type, conv.name, slots, attrs_from=conv)

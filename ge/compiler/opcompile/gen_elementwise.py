@@ -36,28 +36,27 @@ def _a(f):
     return lambda ops, sig: f(ops[0], sig)
 
 
-def _exp_like(fn, base_fn):
-    def expr(x, sig):
-        base = float(sig.attr("base", -1.0))
-        scale, shift = flit(sig.attr("scale", 1.0)), flit(sig.attr("shift", 0.0))
-        arg = f"({scale} * {x} + {shift})"
-        if base == -1.0:
-            return f"{fn}({arg})"
-        return base_fn(arg, flit(base))
-    return expr
+# Exp / Log with CANN's base, scale and shift (y = f(scale * x + shift), base -1 = e): the
+# C text of (float variant, double variant), each (without a base, with one); {a} argument,
+# {b} base.  The double variant evaluates the argument in double too and rounds once.
+_EXP_LIKE = {
+    "Exp": (("expf({a})", "powf({b}, {a})"), ("(float)exp({a})", "(float)pow({b}, {a})")),
+    "Log": (("logf({a})", "logf({a}) / logf({b})"),
+            ("(float)log({a})", "(float)(log({a}) / log({b}))")),
+}
 
 
-def _exp_like_double(fn):
-    """Exp / Log in double: the argument scale * x + shift too, rounded once at the end."""
+def _exp_like(op: str, double: bool = False):
+    plain, based = _EXP_LIKE[op][double]
+
     def expr(x, sig):
         base = float(sig.attr("base", -1.0))
         scale, shift = float(sig.attr("scale", 1.0)), float(sig.attr("shift", 0.0))
-        arg = f"({scale!r} * (double){x} + {shift!r})"
-        if base == -1.0:
-            return f"(float){fn}({arg})"
-        if fn == "exp":
-            return f"(float)pow({base!r}, {arg})"
-        return f"(float)(log({arg}) / log({base!r}))"
+        if double:
+            arg, b = f"({scale!r} * (double){x} + {shift!r})", repr(base)
+        else:
+            arg, b = f"({flit(scale)} * {x} + {flit(shift)})", flit(base)
+        return (plain if base == -1.0 else based).format(a=arg, b=b)
     return expr
 
 
@@ -117,10 +116,8 @@ ELEMENTWISE = {
     "Sqrt": Ew(1, _a(lambda x, s: f"sqrtf({x})")),
     "Rsqrt": Ew(1, _a(lambda x, s: f"1.0f / sqrtf({x})"), precise=_double("1.0 / sqrt({d})")),
     "Reciprocal": Ew(1, _a(lambda x, s: f"1.0f / {x}")),
-    "Exp": Ew(1, _a(_exp_like("expf", lambda arg, b: f"powf({b}, {arg})")),
-              precise=_a(_exp_like_double("exp"))),
-    "Log": Ew(1, _a(_exp_like("logf", lambda arg, b: f"logf({arg}) / logf({b})")),
-              precise=_a(_exp_like_double("log"))),
+    "Exp": Ew(1, _a(_exp_like("Exp")), precise=_a(_exp_like("Exp", double=True))),
+    "Log": Ew(1, _a(_exp_like("Log")), precise=_a(_exp_like("Log", double=True))),
     "Erf": Ew(1, _a(lambda x, s: f"ge_erf({x})"), precise=_double("erf({d})")),
     "Sign": Ew(1, _a(lambda x, s: f"(float)(({x} > 0.0f) - ({x} < 0.0f))")),
     "Floor": Ew(1, _a(lambda x, s: f"floorf({x})")),

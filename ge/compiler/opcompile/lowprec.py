@@ -119,32 +119,34 @@ def _align(n: int) -> int:
     return (n + _ALIGN - 1) // _ALIGN * _ALIGN
 
 
+def _staged(tensors, side: str, offset: int) -> tuple:
+    """(pointers the float32 kernel gets, conversion loops, workspace end) for one side
+    ("inputs" widened into the workspace before the call, "outputs" narrowed from it after)."""
+    ptrs, loops = [], []
+    for k, t in enumerate(tensors):
+        if t is None or t.dtype not in LOW_DTYPES:
+            ptrs.append(f"{side}[{k}]")
+            continue
+        n = numel(t.shape)
+        ptrs.append(f"ws + {offset}")
+        if side == "inputs":
+            loops += [f"    {{ const uint16_t *s = (const uint16_t *)inputs[{k}]; "
+                      f"float *d = (float *)(ws + {offset});",
+                      f"      for (int64_t i = 0; i < {n}; ++i) "
+                      f"d[i] = {_WIDEN[t.dtype]}(s[i]); }}"]
+        else:
+            loops += [f"    {{ const float *s = (const float *)(ws + {offset}); "
+                      f"uint16_t *d = (uint16_t *)outputs[{k}];",
+                      f"      for (int64_t i = 0; i < {n}; ++i) "
+                      f"d[i] = {_NARROW[t.dtype]}(s[i]); }}"]
+        offset = _align(offset + 4 * n)
+    return ptrs, loops, offset
+
+
 def wrap(sig, inner: KernelSource) -> KernelSource:
     """The kernel of `sig` around `inner`, the float32 kernel of promote_signature(sig)."""
-    offset = _align(inner.workspace_bytes)
-    convert_in, convert_out, in_ptrs, out_ptrs = [], [], [], []
-    for k, t in enumerate(sig.inputs):
-        if t is None or t.dtype not in LOW_DTYPES:
-            in_ptrs.append(f"inputs[{k}]")
-            continue
-        n = numel(t.shape)
-        in_ptrs.append(f"ws + {offset}")
-        convert_in += [f"    {{ const uint16_t *s = (const uint16_t *)inputs[{k}]; "
-                       f"float *d = (float *)(ws + {offset});",
-                       f"      for (int64_t i = 0; i < {n}; ++i) "
-                       f"d[i] = {_WIDEN[t.dtype]}(s[i]); }}"]
-        offset = _align(offset + 4 * n)
-    for k, t in enumerate(sig.outputs):
-        if t.dtype not in LOW_DTYPES:
-            out_ptrs.append(f"outputs[{k}]")
-            continue
-        n = numel(t.shape)
-        out_ptrs.append(f"ws + {offset}")
-        convert_out += [f"    {{ const float *s = (const float *)(ws + {offset}); "
-                        f"uint16_t *d = (uint16_t *)outputs[{k}];",
-                        f"      for (int64_t i = 0; i < {n}; ++i) "
-                        f"d[i] = {_NARROW[t.dtype]}(s[i]); }}"]
-        offset = _align(offset + 4 * n)
+    in_ptrs, convert_in, offset = _staged(sig.inputs, "inputs", _align(inner.workspace_bytes))
+    out_ptrs, convert_out, offset = _staged(sig.outputs, "outputs", offset)
     head = kernel_head(sig, "lowprec", VERSION, blas=inner.needs_blas)
     includes = [line for line in head if line.startswith("#include")]
     text = [head[0]] + includes + [
