@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from ge.errors import GeError
-from ge.gear_layout import GEAR_KEYS, HW_AXES as _HW_AXES, gear_axes, gear_shapes
+from ge.gear_layout import GEAR_KEYS, HW_AXES as _HW_AXES, gear_shapes
 from ge.parser._shape_range import RANGE_KEYS
 
 __all__ = ["GearSpec", "GEAR_KEYS", "MIN_GEARS", "MAX_GEARS", "parse_gear_options",
@@ -34,10 +34,6 @@ class GearSpec:
     inputs: tuple                   # ((name, (d0, d1, ...)), ...) as --input_shape lists them
     gears: tuple                    # ((v0, v1, ...), ...) in the order given
     input_format: str = ""
-
-    def dynamic_axes(self, dims: tuple) -> list:
-        """Positions of one input's gear dimensions (its -1s; image: H and W)."""
-        return gear_axes(self.kind, dims, self.input_format)
 
     def shapes(self, gear: int) -> dict:
         """{input name: static dims} of gear `gear` (every --input_shape entry)."""

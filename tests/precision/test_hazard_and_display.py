@@ -135,3 +135,13 @@ def test_netron_sees_the_decision(hazard):
     (graph,) = netron_view(compile_("netron", "--precision_mode=force_fp16"))["graphs"]
     decided = [n for n in graph["nodes"] if ATTR_PRECISION in n["attributes"]]
     assert {n["type"] for n in decided} == {"LayerNorm", "BatchMatMulV2", "SoftmaxV2"}
+
+
+def test_the_stage_knows_every_mode_the_flag_table_accepts():
+    """The flag table (ge.atc.flags) and the stage's policies (ge.compiler.precision.modes)
+    name the same values: the compiler does not import ATC, so this test keeps them one list."""
+    from ge.atc.flags import flag
+    from ge.compiler.precision.modes import POLICIES, V2_TO_V1
+    assert set(flag("precision_mode").choices) == set(POLICIES)
+    refused = {"cube_hif8", "mixed_hif8"}            # EP0002 on the host (no HiFloat8)
+    assert set(flag("precision_mode_v2").choices) == set(V2_TO_V1) | refused

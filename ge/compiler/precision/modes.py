@@ -14,7 +14,7 @@ from ge.errors import GeError
 from ge.graph import DataType
 
 __all__ = ["Policy", "POLICIES", "V2_TO_V1", "DEFAULT_MODE", "OPT_MODE", "OPT_MODE_V2",
-           "resolve_policy", "mode_names"]
+           "resolve_policy"]
 
 OPT_MODE, OPT_MODE_V2 = "ge.exec.precision_mode", "ge.exec.precision_mode_v2"
 
@@ -60,10 +60,6 @@ _REFUSED_V2 = ("cube_hif8", "mixed_hif8")
 
 # CANN's ATC default (--precision_mode force_fp16, --precision_mode_v2 fp16, every SoC family).
 DEFAULT_MODE = "force_fp16"
-
-
-def mode_names() -> tuple:
-    return tuple(POLICIES)
 
 
 def resolve_policy(options: Mapping[str, str]) -> Policy:
