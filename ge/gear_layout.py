@@ -7,7 +7,8 @@ inputs in --input_shape order.
 """
 from __future__ import annotations
 
-__all__ = ["GEAR_KEYS", "HW_AXES", "gear_axes", "gear_shapes"]
+__all__ = ["GEAR_KEYS", "KIND_OF_TYPE", "FLAG_OF_TYPE", "SHAPE_DATA", "HW_AXES", "gear_axes",
+           "gear_shapes"]
 
 # GE option key -> (gear kind, flag name, CANN's mbatch_dynamic_type value)
 GEAR_KEYS = {
@@ -15,6 +16,9 @@ GEAR_KEYS = {
     "ge.dynamicImageSize": ("image", "dynamic_image_size", 2),
     "ge.dynamicDims": ("dims", "dynamic_dims", 3),
 }
+KIND_OF_TYPE = {dynamic_type: kind for kind, _, dynamic_type in GEAR_KEYS.values()}
+FLAG_OF_TYPE = {dynamic_type: flag for _, flag, dynamic_type in GEAR_KEYS.values()}
+SHAPE_DATA = "ascend_mbatch_shape_data"     # the extra input that carries the gear's values
 HW_AXES = {"NCHW": (2, 3), "NHWC": (1, 2)}
 
 

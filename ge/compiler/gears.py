@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ge.errors import GeError
+from ge.gear_layout import SHAPE_DATA
 from ge.graph import Graph
 from ge.graph.attr_names import ATTR_PARENT_INDEX
 from ge.graph.tensor import TensorDesc
@@ -45,7 +46,6 @@ ATTR_SHAPE_ORDER = "user_designate_shape_order"   # input names in --input_shape
 ATTR_INSERT_BY_MBATCH = "mbatch-inserted-node"
 ATTR_ORIGIN_INPUT_DIMS = "_mbatch_origin_input_dims"
 ATTR_SHAPE_DATA_MARK = "_is_multi_batch_shape_data"
-SHAPE_DATA = "ascend_mbatch_shape_data"
 SHAPE_CONST = "ascend_mbatch_shape_const"
 MAP_INDEX = "ascend_mbatch_shape_mapindex"
 CASE_NODE = "ascend_mbatch_shape_case"

@@ -17,6 +17,7 @@ from google.protobuf import text_format
 from google.protobuf.descriptor import FieldDescriptor
 
 from ge.fsutil import read_text_regular
+from ge.gear_layout import FLAG_OF_TYPE
 from ge.graph.attr_names import (ATTR_CUSTOM_PACKAGES, ATTR_DYNAMIC_RANGES,
                                  ATTR_MODEL_DTYPE_COUNTS, ATTR_MODEL_PRECISION, ATTR_TARGET)
 from ge.proto import ge_ir as pb
@@ -139,7 +140,6 @@ def external_weights(model_def) -> list:
     return [(name, count, size) for name, (count, size, _) in sorted(found.items())]
 
 
-_GEAR_OPTION = {1: "dynamic_batch_size", 2: "dynamic_image_size", 3: "dynamic_dims"}
 
 
 def gear_summary(model_def) -> dict:
@@ -154,7 +154,7 @@ def gear_summary(model_def) -> dict:
     gears = [list(case.attr[f"_pred_value_{i}"].list.i) for i in range(case.attr["_batch_num"].i)]
     names = [n.decode() for n in case.attr["user_designate_shape_order"].list.s] \
         if "user_designate_shape_order" in case.attr else []
-    return {"option": _GEAR_OPTION.get(kind, "dynamic_dims"), "gears": gears, "inputs": names}
+    return {"option": FLAG_OF_TYPE.get(kind, "dynamic_dims"), "gears": gears, "inputs": names}
 
 
 def aipp_configs(model_def) -> list:

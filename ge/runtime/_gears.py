@@ -18,13 +18,11 @@ from typing import Optional
 import numpy as np
 
 from ge.errors import GeError
-from ge.gear_layout import gear_axes, gear_shapes
+from ge.gear_layout import KIND_OF_TYPE, SHAPE_DATA, gear_axes, gear_shapes
 
 __all__ = ["GearInfo", "gear_info", "gear_of_shapes", "gear_of_option", "fill_prefix",
-           "KIND_OF_TYPE", "SHAPE_DATA"]
+           "SHAPE_DATA"]
 
-SHAPE_DATA = "ascend_mbatch_shape_data"      # ge.compiler.gears.SHAPE_DATA
-KIND_OF_TYPE = {1: "batch", 2: "image", 3: "dims"}
 OPTION_OF_KIND = {"batch": "--dymBatch", "image": "--dymHW", "dims": "--dymDims"}
 _LAYOUT = {0: "NCHW", 1: "NHWC"}             # ge Format values
 

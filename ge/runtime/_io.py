@@ -100,14 +100,19 @@ def output_values(value: np.ndarray, spec: TensorSpec, fmt: str) -> np.ndarray:
     return value
 
 
+def shape_fits(shape, spec_shape) -> bool:
+    """`shape` is a shape of the input `spec_shape` describes (a -1 dim, a gear dim, takes
+    any size)."""
+    return len(shape) == len(spec_shape) and all(
+        d == s or s == -1 for d, s in zip(shape, spec_shape))
+
+
 def _read_npy(path: str, spec: TensorSpec, any_shape: bool = False) -> np.ndarray:
     arr = load_npy(path, "r", "input file ")
     if not isinstance(arr, np.ndarray):
         raise GeError(BAD_INPUT, {"reason": f"input file {path} holds no array"})
     arr = low_precision_input(np.asarray(arr), spec)
-    fits = len(arr.shape) == len(spec.shape) and all(
-        d == s or s == -1 for d, s in zip(arr.shape, spec.shape))   # -1: a gear dimension
-    if arr.dtype != spec.dtype or not (fits or any_shape):
+    if arr.dtype != spec.dtype or not (shape_fits(arr.shape, spec.shape) or any_shape):
         raise GeError(BAD_INPUT, {"reason": f"input file {path} holds {arr.dtype} "
                                             f"{list(arr.shape)}; input {spec.name} must be "
                                             f"{spec.dtype} {list(spec.shape)}"})

@@ -27,7 +27,7 @@ from ge.ops import Role, role_of
 from ._dynamic import dynamic_shapes_of
 from ._gears import SHAPE_DATA, fill_prefix, gear_info, gear_of_option, gear_of_shapes
 from ._errors import BAD_INPUT, EXEC_FAILED, FILE_OPEN, INVALID_OM, UNSUPPORTED_OP
-from ._io import low_precision_input
+from ._io import low_precision_input, shape_fits
 from ._kernels import KernelLibrary
 from ._threads import check_threads
 from ._plan import GraphPlan, Plan, Step, TensorSpec, build_plan, check_target
@@ -241,7 +241,7 @@ class Model:
                                                     f"{spec.dtype}, got {value.dtype}"})
             if self.dynamic is not None:
                 self.dynamic.check(spec.name, tuple(value.shape))
-            elif not _shape_fits(tuple(value.shape), tuple(spec.shape)):
+            elif not shape_fits(value.shape, spec.shape):
                 raise GeError(BAD_INPUT, {"reason": f"input {spec.name} must have shape "
                                                     f"{list(spec.shape)}, got {list(value.shape)}"})
             out.append(value)
@@ -272,11 +272,6 @@ class Model:
         kernels = getattr(self, "_kernels", None)
         if kernels is not None:
             kernels.close()
-
-
-def _shape_fits(shape: tuple, spec: tuple) -> bool:
-    """A spec dim of -1 (a gear dimension) takes any size."""
-    return len(shape) == len(spec) and all(d == s or s == -1 for d, s in zip(shape, spec))
 
 
 def _gear_spec(spec: TensorSpec, gears) -> TensorSpec:
