@@ -109,7 +109,8 @@ def _linker_argv(cc_path: str, libs: tuple) -> tuple:
     if os.path.basename(argv[0]) == "collect2":     # gcc: collect2 runs ld with the same args
         ld = _first_line([cc_path, "-print-prog-name=ld"])
         argv[0] = ld if os.path.isabs(ld) else shutil.which(ld) or ""
-    argv = [a for a in argv if not a.startswith("-plugin")]
+    plugin = {i + 1 for i, a in enumerate(argv) if a == "-plugin"}     # `-plugin <path>`
+    argv = [a for i, a in enumerate(argv) if i not in plugin and not a.startswith("-plugin")]
     if not argv[0] or "kernel.o" not in argv:
         return ()
     return tuple(argv)
