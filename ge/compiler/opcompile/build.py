@@ -7,10 +7,10 @@ same bytes in any directory and any process.  It compiles with the driver (`cc -
 with the linker command the driver would run (asked once per process, `_linker_argv`).
 Kernels include no header (cgen.prelude); BLAS kernels are linked to the scipy-openblas32
 wheel's library by soname (ge.blas): the wheel's location is a search path only, never in the
-key, the flags that are keyed, or the kernel bytes.  The
-directory is named `.ge_kernel.tmp-<host>-<pid>-<rand>` under the temp root, and the compiler's own
-temporaries go inside it (TMPDIR), so a killed compile leaves one recognisable directory, which
-the next compile_ops removes (clean_stale_build_dirs).  It knows nothing about ops or the cache.
+key, the flags that are keyed, or the kernel bytes.  The directory is named
+`.ge_kernel.tmp-<host>-<pid>-<rand>` under the temp root, and the compiler's own temporaries go
+inside it (TMPDIR), so a killed compile leaves one recognisable directory, which the next
+compile_ops removes (clean_stale_build_dirs).  It knows nothing about ops or the cache.
 """
 from __future__ import annotations
 
