@@ -1,19 +1,22 @@
 """C source -> shared object with the system C compiler, and the toolchain identity that goes
 into every cache key (compiler version and target, flags, the BLAS wheel's version and headers).
 
-`build()` runs an argv list (no shell) in a private temporary directory with fixed file names
-(`kernel.c` -> `kernel.so`) and `-ffile-prefix-map`, so the same source gives the same bytes in
-any directory and any process.  BLAS kernels are compiled against the headers of the
-scipy-openblas32 wheel and linked to its library by soname (ge.blas): the wheel's location is
-a search path only, never in the key, the flags that are keyed, or the kernel bytes.  The
-directory is named `.ge_kernel.tmp-<host>-<pid>-<rand>` under the temp root, and the compiler's own
-temporaries go inside it (TMPDIR), so a killed compile leaves one recognisable directory, which
-the next compile_ops removes (clean_stale_build_dirs).  It knows nothing about ops or the cache.
+`build()` runs argv lists (no shell) in a private temporary directory with fixed file names
+(`kernel.c` -> `kernel.o` -> `kernel.so`) and `-ffile-prefix-map`, so the same source gives the
+same bytes in any directory and any process.  It compiles with the driver (`cc -c`) and links
+with the linker command the driver would run (asked once per process, `_linker_argv`).
+Kernels include no header (cgen.prelude); BLAS kernels are linked to the scipy-openblas32
+wheel's library by soname (ge.blas): the wheel's location is a search path only, never in the
+key, the flags that are keyed, or the kernel bytes.  The directory is named
+`.ge_kernel.tmp-<host>-<pid>-<rand>` under the temp root, and the compiler's own temporaries go
+inside it (TMPDIR), so a killed compile leaves one recognisable directory, which the next
+compile_ops removes (clean_stale_build_dirs).  It knows nothing about ops or the cache.
 """
 from __future__ import annotations
 
 import functools
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -32,12 +35,13 @@ CC = "cc"
 # runs on any CPU of its host target); -fno-math-errno lets sqrtf & co. be inlined and
 # vectorised (results are unchanged: only errno would have been set); -fno-trapping-math lets
 # the compare-and-select of fastmath.py (exp, erf, tanh) be if-converted and vectorised (no trap
-# is ever enabled, so no result changes: measured 5x on BERT's softmax rows).
+# is ever enabled, so no result changes: measured 5x on BERT's softmax rows).  Kernels declare
+# what they call themselves (cgen.prelude): a call of anything undeclared is a build error, not
+# an implicit `int f()`.
 BASE_FLAGS = ("-std=c99", "-O3", "-fno-math-errno", "-fno-trapping-math", "-fPIC", "-shared",
-              "-fno-ident")
+              "-fno-ident", "-Werror=implicit-function-declaration")
+LINK_FLAGS = ("-shared",)       # of BASE_FLAGS, those of the link step
 BUILD_NAME = "ge_kernel"      # work directories get ge.fsutil temporary names of it
-# where the BLAS headers appear in debug information (-ffile-prefix-map), on every machine
-BLAS_INCLUDE_ALIAS = f"{blas.PACKAGE}/include"
 
 
 class KernelBuildError(GeError):
@@ -84,14 +88,32 @@ def link_libs(needs_blas: bool) -> list:
     return ([f"-l{blas.LINK_NAME}"] if needs_blas else []) + ["-lm"]
 
 
-def _search_paths(needs_blas: bool) -> list:
-    """Where this machine keeps the BLAS wheel: -I/-L and the prefix map that keeps its path out
-    of debug information; they change where files are found, not the bytes."""
-    if not needs_blas:
-        return []
-    where = blas.locate()
-    return [f"-I{where.include_dir}", f"-ffile-prefix-map={where.include_dir}={BLAS_INCLUDE_ALIAS}",
-            f"-L{where.lib_dir}"]
+def _library_paths(needs_blas: bool) -> list:
+    """Where this machine keeps the BLAS wheel's library: changes where it is found, not the
+    bytes (kernels name it by soname)."""
+    return [f"-L{blas.locate().lib_dir}"] if needs_blas else []
+
+
+@functools.lru_cache(maxsize=4)
+def _linker_argv(cc_path: str, libs: tuple) -> tuple:
+    """The command the compiler driver would run to link `kernel.o` into `kernel.so` with
+    `libs`, asked once (`-###`) and then run directly: the driver and its collect2 wrapper
+    cost more than the link itself.  The LTO plugin options are left out (kernels are not
+    LTO objects); () when the driver's answer is not understood (then the driver links)."""
+    probe = subprocess.run([cc_path, "-###", *LINK_FLAGS, "-o", "kernel.so", "kernel.o", *libs],
+                           capture_output=True, text=True, check=False)
+    commands = [line for line in probe.stderr.splitlines() if line.startswith(" ")]
+    if probe.returncode != 0 or not commands:
+        return ()
+    argv = shlex.split(commands[-1])
+    if os.path.basename(argv[0]) == "collect2":     # gcc: collect2 runs ld with the same args
+        ld = _first_line([cc_path, "-print-prog-name=ld"])
+        argv[0] = ld if os.path.isabs(ld) else shutil.which(ld) or ""
+    plugin = {i + 1 for i, a in enumerate(argv) if a == "-plugin"}     # `-plugin <path>`
+    argv = [a for i, a in enumerate(argv) if i not in plugin and not a.startswith("-plugin")]
+    if not argv[0] or "kernel.o" not in argv:
+        return ()
+    return tuple(argv)
 
 
 def clean_stale_build_dirs(temp_root: str = "") -> list:
@@ -99,22 +121,28 @@ def clean_stale_build_dirs(temp_root: str = "") -> list:
     return sweep(temp_root or tempfile.gettempdir(), BUILD_NAME)
 
 
+def _run(argv: list, work: str, what: str) -> None:
+    proc = subprocess.run(argv, cwd=work, capture_output=True, text=True, check=False,
+                          env=dict(os.environ, TMPDIR=work))
+    if proc.returncode != 0:
+        raise KernelBuildError("EP0110", {"kernel": what, "reason": proc.stderr[-2000:]})
+
+
 def build(source: str, needs_blas: bool, debug_flags: tuple = (), what: str = "") -> bytes:
     """Compile one translation unit into a shared object and return its bytes."""
     tc = toolchain()
-    paths = _search_paths(needs_blas)
+    libs = _library_paths(needs_blas) + link_libs(needs_blas)
     base = os.path.join(tempfile.gettempdir(), BUILD_NAME)
     try:
         with temp_dir(base) as work:
             with open(os.path.join(work, "kernel.c"), "w", encoding="utf-8") as f:
                 f.write(source)
-            argv = ([tc.cc_path] + compile_flags(debug_flags) + paths
-                    + [f"-ffile-prefix-map={work}=.", "-o", "kernel.so", "kernel.c"]
-                    + link_libs(needs_blas))
-            proc = subprocess.run(argv, cwd=work, capture_output=True, text=True, check=False,
-                                  env=dict(os.environ, TMPDIR=work))
-            if proc.returncode != 0:
-                raise KernelBuildError("EP0110", {"kernel": what, "reason": proc.stderr[-2000:]})
+            flags = [f for f in compile_flags(debug_flags) if f not in LINK_FLAGS]
+            _run([tc.cc_path, *flags, f"-ffile-prefix-map={work}=.", "-c", "-o", "kernel.o",
+                  "kernel.c"], work, what)
+            link = list(_linker_argv(tc.cc_path, tuple(libs)))
+            _run(link or [tc.cc_path, *LINK_FLAGS, "-o", "kernel.so", "kernel.o", *libs],
+                 work, what)
             with open(os.path.join(work, "kernel.so"), "rb") as f:
                 return f.read()
     except OSError as exc:          # TMPDIR full, read-only or missing: say where

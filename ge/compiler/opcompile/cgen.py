@@ -8,13 +8,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ge import blas as blas_lib
 from ge.graph.attr_names import ATTR_IMPL_MODE
 from ge.kernel_abi import (ABI_VERSION, KERNEL_SYMBOL, SIGNATURE_SYMBOL, VERSION_SYMBOL,
                            WORKSPACE_SYMBOL)
 
 __all__ = ["Unsupported", "KernelSource", "C_TYPE", "ELEM_SIZE", "ABI_VERSION", "KERNEL_SYMBOL",
            "flit", "numel", "strides_of", "broadcast_strides", "coalesce", "loop_nest",
-           "kernel_head", "kernel_file", "require_dtypes", "hw_pair", "HIGH_PRECISION",
+           "kernel_head", "kernel_file", "prelude", "require_dtypes", "hw_pair", "HIGH_PRECISION",
            "high_precision"]
 
 HIGH_PRECISION = 0x4     # CANN's _op_impl_mode_enum bit for high_precision (docs/precision.md)
@@ -161,15 +162,69 @@ def _c_string(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def kernel_head(sig, family: str, version: int, blas: bool = False) -> list:
-    """The lines every kernel file opens with: includes, ABI version and signature symbols."""
-    head = [
-        f"/* ge kernel: {family} generator v{version}, op {sig.op_type}. "
-        "Generated; do not edit. */",
-        "#include <stddef.h>", "#include <stdint.h>", "#include <string.h>", "#include <math.h>",
-    ]
+# What a generated kernel uses of the C library, declared here instead of `#include <math.h>`,
+# `<string.h>`, `<stdint.h>` and `<cblas.h>`: parsing those headers cost about as much as
+# compiling a small kernel (docs/kernel-abi.md, "The binary").  The integer types are the
+# compiler's own predefined ones, i.e. those of <stdint.h> on every target; the libm functions
+# are the ISO C ones, so the compiler knows them as builtins; tests/opcompile/test_prelude.py
+# compiles these declarations after the real headers to show that they agree.
+INT_TYPES = ("int8_t", "int16_t", "int32_t", "int64_t",
+             "uint8_t", "uint16_t", "uint32_t", "uint64_t")
+LIBM_UNARY = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt",
+              "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+              "asinh", "acosh", "atanh", "erf", "erfc", "fabs", "floor", "ceil", "round",
+              "rint", "nearbyint", "trunc")
+LIBM_BINARY = ("pow", "fmin", "fmax", "fmod", "atan2", "hypot", "copysign")
+STRING_DECLS = ("void *memcpy(void *restrict, const void *restrict, size_t);",
+                "void *memmove(void *, const void *, size_t);",
+                "void *memset(void *, int, size_t);")
+# macro -> definition, each only where no header defined it first
+MACROS = {"NULL": "((void *)0)", "NAN": "(__builtin_nanf(\"\"))", "INFINITY": "(__builtin_inff())",
+          "isnan(x)": "__builtin_isnan(x)", "isinf(x)": "__builtin_isinf(x)",
+          "isfinite(x)": "__builtin_isfinite(x)"}
+# the part of the scipy-openblas32 cblas.h the kernels call (its blasint is int)
+BLAS_ENUMS = {"CBLAS_ORDER": {"CblasRowMajor": 101, "CblasColMajor": 102},
+              "CBLAS_TRANSPOSE": {"CblasNoTrans": 111, "CblasTrans": 112}}
+BLAS_DECLS = (f"void {blas_lib.symbol('cblas_sgemm')}(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE, "
+              "int, int, int, float, const float *, int, const float *, int, float, float *, "
+              "int);",)
+
+
+def libc_decls() -> list:
+    """Types, string and math declarations and macros of the prelude (no guard)."""
+    lines = ["typedef __SIZE_TYPE__ size_t;"]
+    lines += [f"typedef __{t[:-2].upper()}_TYPE__ {t};" for t in INT_TYPES]
+    lines += list(STRING_DECLS)
+    lines += [f"double {f}(double); float {f}f(float);" for f in LIBM_UNARY]
+    lines += [f"double {f}(double, double); float {f}f(float, float);" for f in LIBM_BINARY]
+    for macro, value in MACROS.items():
+        lines += [f"#ifndef {macro.split('(')[0]}", f"#define {macro} {value}", "#endif"]
+    return lines
+
+
+def prelude(blas: bool = False) -> list:
+    """The declarations every generated kernel starts with (guarded: a wrapped kernel, whose
+    source holds another kernel's, declares them once)."""
+    lines = ["#ifndef GE_KERNEL_PRELUDE", "#define GE_KERNEL_PRELUDE"] + libc_decls() + ["#endif"]
     if blas:
-        head.append("#include <cblas.h>")
+        lines += ["#ifndef GE_KERNEL_BLAS", "#define GE_KERNEL_BLAS"]
+        lines += [f"enum {name} {{{', '.join(f'{k} = {v}' for k, v in values.items())}}};"
+                  for name, values in BLAS_ENUMS.items()]
+        lines += list(BLAS_DECLS) + ["#endif"]
+    return lines
+
+
+SYSTEM_HEADERS = ["#include <stddef.h>", "#include <stdint.h>", "#include <string.h>",
+                  "#include <math.h>"]
+
+
+def kernel_head(sig, family: str, version: int, blas: bool = False,
+                system_headers: bool = False) -> list:
+    """The lines every kernel file opens with: the prelude (or, for C written by users, the
+    system headers it was promised: docs/custom-ops.md), ABI version and signature symbols."""
+    head = [f"/* ge kernel: {family} generator v{version}, op {sig.op_type}. "
+            "Generated; do not edit. */"]
+    head += SYSTEM_HEADERS if system_headers else prelude(blas)
     head += [
         "",
         f"const unsigned int {VERSION_SYMBOL} = {ABI_VERSION}u;",

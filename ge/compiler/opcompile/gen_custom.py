@@ -69,7 +69,8 @@ def _render(loaded, sig) -> KernelSource:
         if t is not None and t.dtype not in kernel.dtypes:
             raise Unsupported(f"dtype {t.dtype} (the package's kernel handles "
                               f"{', '.join(kernel.dtypes)})")
-    lines = kernel_head(sig, f"custom {loaded.package} {loaded.version}", VERSION)
+    lines = kernel_head(sig, f"custom {loaded.package} {loaded.version}", VERSION,
+                        system_headers=True)
     for k, t in enumerate(sig.inputs):
         lines += _tensor_lines(f"GE_IN{k}", t)
     for k, t in enumerate(sig.outputs):

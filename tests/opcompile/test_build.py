@@ -1,0 +1,75 @@
+"""How a kernel is built (ge.compiler.opcompile.build): generated kernels include no header but
+declare what they call (cgen.prelude), and those declarations are the system headers' own; the
+linker command run directly gives the bytes the compiler driver gives; a call of something
+undeclared is EP0110 naming the kernel."""
+from __future__ import annotations
+
+import subprocess
+
+import numpy as np
+import pytest
+
+from ge import blas
+from ge.compiler.opcompile import build as kbuild
+from ge.compiler.opcompile import cgen
+from ge.compiler.opcompile.generators import render
+from kernel_check import full_attrs, make_sig
+
+HEADERS = "#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n#include <math.h>\n"
+
+
+def _syntax_check(tmp_path, text: str, *extra) -> subprocess.CompletedProcess:
+    path = tmp_path / "check.c"
+    path.write_text(text)
+    # C11: an identical typedef may be repeated; a prototype or typedef that differs may not
+    return subprocess.run([kbuild.toolchain().cc_path, "-std=c11", "-fsyntax-only", "-Werror",
+                           *extra, str(path)], capture_output=True, text=True, check=False)
+
+
+def test_the_prelude_declares_what_the_system_headers_declare(tmp_path):
+    text = HEADERS + "\n".join(cgen.libc_decls()) + "\n"
+    proc = _syntax_check(tmp_path, text)
+    assert proc.returncode == 0, proc.stderr
+    # the check can fail: a prototype that is not libm's is refused
+    proc = _syntax_check(tmp_path, text + "double expf(double);\n")
+    assert proc.returncode != 0 and "expf" in proc.stderr
+
+
+def test_the_blas_declarations_are_those_of_the_wheel_header(tmp_path):
+    asserts = [f'_Static_assert({name} == {value}, "{name}");'
+               for values in cgen.BLAS_ENUMS.values() for name, value in values.items()]
+    text = "#include <cblas.h>\n" + "\n".join(list(cgen.BLAS_DECLS) + asserts) + "\n"
+    proc = _syntax_check(tmp_path, text, f"-I{blas.locate().include_dir}")
+    assert proc.returncode == 0, proc.stderr
+
+
+def _sigs():
+    x = np.zeros((3, 5), np.float32)
+    w = np.zeros((5, 4), np.float32)
+    return [make_sig("Exp", [x], [x], full_attrs("Exp", {})),
+            make_sig("MatMulV2", [x, w], [np.zeros((3, 4), np.float32)],
+                     full_attrs("MatMulV2", {})),
+            make_sig("Exp", [x.astype(np.float16)], [x.astype(np.float16)],
+                     full_attrs("Exp", {}))]
+
+
+@pytest.mark.parametrize("sig", _sigs(), ids=lambda s: s.op_type + s.inputs[0].dtype)
+def test_direct_link_gives_the_bytes_of_the_driver(tmp_path, sig):
+    src = render(sig)
+    assert "#include" not in src.c_source
+    built = kbuild.build(src.c_source, src.needs_blas, what=sig.op_type)
+    (tmp_path / "kernel.c").write_text(src.c_source)
+    libs = ([f"-L{blas.locate().lib_dir}"] if src.needs_blas else []) + kbuild.link_libs(
+        src.needs_blas)
+    subprocess.run([kbuild.toolchain().cc_path, *kbuild.compile_flags(),
+                    f"-ffile-prefix-map={tmp_path}=.", "-o", "kernel.so", "kernel.c", *libs],
+                   cwd=tmp_path, check=True)
+    assert built == (tmp_path / "kernel.so").read_bytes()
+
+
+def test_a_call_of_an_undeclared_function_is_ep0110_naming_the_kernel():
+    source = "int ge_kernel(void) { return ge_not_declared(1); }\n"
+    with pytest.raises(kbuild.KernelBuildError) as info:
+        kbuild.build(source, False, what="te_bad_kernel")
+    assert info.value.code == "EP0110"
+    assert "te_bad_kernel" in str(info.value) and "ge_not_declared" in str(info.value)
