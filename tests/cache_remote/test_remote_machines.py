@@ -33,7 +33,8 @@ def _second_machine(runner, servers, reference, tmp_path, stores, model="resnet5
 
 def test_first_machine_writes_back(reference):
     _, stats, names = reference["resnet50"]
-    assert stats["compiles"] == stats["kernels"] == len(names) > 30, stats
+    # ResNet-50 (ci): 27 distinct kernels (convolutions with their Add and Relu fused)
+    assert stats["compiles"] == stats["kernels"] == len(names) > 20, stats
     assert stats["remote_misses"] == stats["kernels"], stats
     assert stats["remote_published"] == 2 * stats["kernels"], stats       # Redis and HTTP
     assert "redis://" in stats["remote"] and "http://" in stats["remote"]

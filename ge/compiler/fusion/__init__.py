@@ -35,6 +35,7 @@ BUILTIN_PASSES = tuple(_builtin(name, fn) for name, fn in (
     ("ScalarElementwiseFoldingPass", rules.fold_scalar_elementwise),
     # after the scalar folding (they match its Muls / Adds) and the bias fusion, in this order
     ("GeluErfFusionPass", rules.fuse_gelu_erf),
+    ("ConvAddFusionPass", rules.fuse_conv_add),     # before the Relu after the Add is taken
     ("ConvActivationFusionPass", rules.fuse_conv_activation),
     ("MatMulActivationFusionPass", rules.fuse_matmul_activation),
 ))

@@ -308,3 +308,47 @@ def fuse_matmul_activation(graph: Graph) -> int:
     """MatMul/MatMulV2/BatchMatMul(V2)(a, b, bias?) -> Relu | GeluV2  ==>  the matmul with
     fused_activation."""
     return _fuse_activation(graph, lambda n: _matmul_bias_slot(n.type) is not None)
+
+
+def _residual_conv(add: Node, k: int) -> Node | None:
+    """The Conv2D feeding input `k` of `add` when the other input can be its residual: a
+    float32 NCHW convolution read only there, with no residual nor activation yet, and both
+    operands of the Add's output shape (no broadcasting)."""
+    edge = add.input(k)
+    conv = edge[0] if edge is not None else None
+    if conv is None or conv.type != "Conv2D" or edge[1] != 0 or _single_consumer(conv) is not add:
+        return None
+    if conv.attr(FUSED_ACTIVATION) or not _only_output_used(conv):
+        return None
+    slot = ops.lookup("Conv2D").input_index("residual")
+    if conv.num_inputs > slot and conv.input(slot) is not None:
+        return None
+    if conv.attr("data_format", "NHWC") != "NCHW":
+        return None
+    out = add.out_desc(0)
+    for desc in (conv.out_desc(0), add.in_desc(1 - k)):
+        if desc.data_type != DataType.DT_FLOAT or list(desc.shape) != list(out.shape):
+            return None
+    return conv if out.data_type == DataType.DT_FLOAT and -1 not in list(out.shape) else None
+
+
+def fuse_conv_add(graph: Graph) -> int:
+    """Add(Conv2D(x, W, b?), r) with r of the sum's shape  ==>  Conv2D(x, W, b?, residual=r):
+    the block output of a residual network is written once (the kernel adds r to each block of
+    its output while it is in the cache; ConvActivationFusionPass can then take the Relu)."""
+    count = 0
+    slot = ops.lookup("Conv2D").input_index("residual")
+    for add in graph.topo_order():
+        if add.type != "Add" or add.graph is None or add.num_inputs != 2:
+            continue
+        if add.input(0) is None or add.input(1) is None:
+            continue
+        found = [(k, c) for k in (0, 1) for c in [_residual_conv(add, k)] if c is not None]
+        if not found:
+            continue
+        k, conv = found[0]          # of two convolutions (a downsampling block), the first
+        slots = _anchors(conv, slot + 1)
+        slots[slot] = (add, 1 - k)
+        _replace(graph, add, "Conv2D", conv.name, slots, attrs_from=conv)
+        count += 1
+    return count

@@ -6,13 +6,14 @@
 - everything else: im2col in blocks of output rows into the workspace, one sgemm per block,
   so the column buffer stays in the cache and the workspace is a block, not the image.
 
-Bias and a fused activation (`fused_activation`, set by the ConvActivationFusionPass) are
-applied to each block while it is still in the cache.
+Bias, a residual input (ConvAddFusionPass) and a fused activation (`fused_activation`, set
+by the ConvActivationFusionPass) are applied to each block while it is still in the cache.
 """
 from __future__ import annotations
 
 from ge import blas
 from ge.ops.defs._common import FUSED_ACTIVATION
+from ge.ops.defs.conv import RESIDUAL_SLOT
 
 from .cgen import KernelSource, Unsupported, hw_pair, io_decls, kernel_file, require_dtypes
 from .fastmath import helpers_for
@@ -21,7 +22,7 @@ from .gen_elementwise import ELEMENTWISE, expression
 __all__ = ["render_conv2d", "epilogue", "epilogue_helpers", "FUSED_ACTIVATIONS", "BLOCK_BYTES",
            "VERSION"]
 
-VERSION = 4
+VERSION = 5
 SGEMM = blas.symbol("cblas_sgemm")
 F = ("DT_FLOAT",)
 BLOCK_BYTES = 1 << 20           # im2col block bytes (measured on ResNet-50: docs/kernel-abi.md)
@@ -45,15 +46,24 @@ def epilogue_helpers(sig) -> list:
     return helpers_for(_activation(sig))
 
 
-def epilogue(sig, ptr: str, count: str, indent: str) -> list:
-    """C lines applying the signature's `fused_activation` to `count` floats at `ptr`."""
+def epilogue(sig, ptr: str, count: str, indent: str, residual: str = "") -> list:
+    """C lines adding the `count` floats at `residual` (a C pointer, "" = none) to the
+    `count` floats at `ptr`, then applying the signature's `fused_activation`: one pass."""
     expr = _activation(sig)
-    if not expr:
+    if not expr and not residual:
         return []
+    value = f"{ptr}[e] + {residual}[e]" if residual else f"{ptr}[e]"
     return [f"{indent}for (int64_t e = 0; e < {count}; ++e) {{",
-            f"{indent}    const float v = {ptr}[e];",
-            f"{indent}    {ptr}[e] = {expr};",
+            f"{indent}    const float v = {value};",
+            f"{indent}    {ptr}[e] = {expr or 'v'};",
             f"{indent}}}"]
+
+
+def _residual(sig, ptr: str) -> str:
+    """The C pointer into the residual input (ConvAddFusionPass) at output pointer `ptr`, or
+    "" without one: the residual has y's shape, so y's offsets index it."""
+    present = len(sig.inputs) > RESIDUAL_SLOT and sig.inputs[RESIDUAL_SLOT] is not None
+    return f"(x{RESIDUAL_SLOT} + ({ptr} - y0))" if present else ""
 
 
 def _geometry(sig) -> dict:
@@ -111,7 +121,7 @@ def _channelwise(sig, g: dict) -> list:
              f"yr[oj] += wv * xr[oj * {g['sw']}];",
              "            }",
              "        }"]
-    body += epilogue(sig, "yc", str(ohw), "        ")
+    body += epilogue(sig, "yc", str(ohw), "        ", _residual(sig, "yc"))
     body += ["    }"]
     return body
 
@@ -169,7 +179,7 @@ def _blocked(sig, g: dict, direct: bool) -> list:
     body += [f"            {SGEMM}(CblasRowMajor, CblasNoTrans, CblasNoTrans, {cog}, pn, {ck}, "
              f"1.0f, x1 + g * {cog * ck}, {ck}, {'xg + r0 * ' + str(ow) if direct else 'col'}, "
              f"{ohw if direct else 'pn'}, {beta}, yb, {ohw});"]
-    act = epilogue(sig, "yo", "pn", "                ")
+    act = epilogue(sig, "yo", "pn", "                ", _residual(sig, "yo"))
     if act:
         body += [f"            for (int64_t o = 0; o < {cog}; ++o) {{",
                  f"                float *yo = yb + o * {ohw};"] + act + ["            }"]
@@ -178,9 +188,12 @@ def _blocked(sig, g: dict, direct: bool) -> list:
 
 
 def render_conv2d(sig) -> KernelSource:
-    require_dtypes(sig, {0: F, 1: F, 2: F}, {0: F})
+    require_dtypes(sig, {0: F, 1: F, 2: F, RESIDUAL_SLOT: F}, {0: F})
     if len(sig.inputs) > 3 and sig.inputs[3] is not None:
         raise Unsupported("quantised offset_w input")
+    if _residual(sig, "y0") and tuple(sig.inputs[RESIDUAL_SLOT].shape) != tuple(
+            sig.outputs[0].shape):
+        raise Unsupported("a residual of another shape than y")
     g = _geometry(sig)
     if g["cg"] == 1 and g["groups"] > 1:
         return KernelSource(kernel_file(sig, "conv2d", VERSION, io_decls(sig), _channelwise(sig, g),

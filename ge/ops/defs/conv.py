@@ -140,9 +140,12 @@ def _conv_kernel(nsp):
         y = conv_nd(xc, wc, ss, ds, pb, pe, int(attrs["groups"]))
         if bias is not None:
             y = y + bias.astype(cd).reshape((1, -1) + (1,) * nsp)
-        y = apply_fused_activation(y, attrs)
         if _channels_last(fmt):
             y = np.moveaxis(y, 1, -1)
+        residual = ins[RESIDUAL_SLOT] if len(ins) > RESIDUAL_SLOT else None
+        if residual is not None:        # in y's layout, added before the activation
+            y = y + residual.astype(cd)
+        y = apply_fused_activation(y, attrs)
         return [y.astype(np.int32 if x.dtype.kind in "iu" else x.dtype)]
     return kernel
 
@@ -182,6 +185,9 @@ def _conv_infer(nsp):
                 fail(ctx, f"output spatial dim {i} would be {o}")
             out.append(o)
         shape = (n, *out, cout) if _channels_last(fmt) else (n, cout, *out)
+        residual = shape_of(ctx, RESIDUAL_SLOT)
+        if residual is not None and -1 not in shape and tuple(residual) != tuple(shape):
+            fail(ctx, f"residual {list(residual)} must have the output's shape {list(shape)}")
         return [(shape, dt)]
     return infer
 
@@ -300,9 +306,14 @@ def _attrs(nsp, fmt, transposed):
 
 
 _TAIL = (Port("bias", "optional"), Port("offset_w", "optional"))
+# Conv2D's input added by ConvAddFusionPass (ge/compiler/fusion): a tensor of y's shape added
+# to the convolution (after the bias, before a fused activation), as onnxruntime's FusedConv
+# adds its Sum input; not a port of CANN's Conv2D.
+RESIDUAL = Port("residual", "optional")
+RESIDUAL_SLOT = 4
 
 register(OpDef("Conv2D", kernel_gen="conv2d",
-               inputs=(Port("x"), Port("filter")) + _TAIL, outputs=(Port("y"),),
+               inputs=(Port("x"), Port("filter")) + _TAIL + (RESIDUAL,), outputs=(Port("y"),),
                attrs=_attrs(2, "NHWC", False), infer=_conv_infer(2), kernel=_conv_kernel(2),
                resolve=_conv_resolve(2),
                family=FAMILY, doc="2-D convolution"))
