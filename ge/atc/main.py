@@ -126,10 +126,14 @@ def _safe_finish(prog: str, log: ErrorLog, dots: bool) -> int:
 def leave_if_threads_linger(rc: int) -> None:
     """For the command-line entries, after main_impl returned: a pass may have left a
     non-daemon thread running, and the interpreter's exit would wait for it forever.  Then
-    flush and end the process now with the run's status (a library caller never calls this)."""
+    flush and end the process now with the run's status (a library caller never calls this).
+    Else the interpreter ends as usual, with the heap frozen: its finalization would rescan
+    every object of the run for cycles (0.1-0.15 s after a ResNet-50 compile) only to free
+    memory the process gives back anyway."""
     import threading
     main = threading.main_thread()
     if not any(t is not main and t.is_alive() and not t.daemon for t in threading.enumerate()):
+        gc.freeze()
         return
     import sys
     for stream in (sys.stdout, sys.stderr):
