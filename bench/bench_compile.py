@@ -166,7 +166,7 @@ def bench_model(name: str, work: Path, runs: int, prefix: Optional[Path],
           f"{cpu['warm'] / cpu['ort']:.2f}x ort), cold {cpu['cold']:.2f} s")
     rss = {key: max(PEAK_RSS_MB[f"{name} {key}"]) for key in ("ort", "warm", "cold")}
     print(f"  peak RSS (ru_maxrss, max of the runs): ours warm {rss['warm']:.0f} MB = model "
-          f"{size_mb:.0f} MB + {rss['warm'] - size_mb:.0f} MB ({rss['warm'] / size_mb:.2f}x "
+          f"{size_mb:.0f} MB {rss['warm'] - size_mb:+.0f} MB ({rss['warm'] / size_mb:.2f}x "
           f"model), cold {rss['cold']:.0f} MB; ort {rss['ort']:.0f} MB")
     sys.stdout.flush()
     if do_profile:
