@@ -126,12 +126,13 @@ def publish(path: str, data: Union[bytes, str, list], mode: int = 0o600,
             half_point: str = "", written_point: str = "",
             patch: Optional[Callable[[], tuple]] = None) -> None:
     """Write `data` (bytes, text, or a list of buffers written in order; a buffer may be a
-    ge.fsutil.FileRange) to `path`: atomically for a regular file (through symlinks), written
-    through for a character device or FIFO.  `patch()` -> (offset, bytes) overwrites bytes of
-    the first buffer once all of them are written and fsynced (then fdatasynced): the OM's
-    checksum, hashed by another thread while the body is copied and flushed to disk.  `half_point` / `written_point` name test-only
-    fault points (ge.fsutil.faults): half of the bytes written, and all of them fsynced but not
-    yet renamed."""
+    ge.fsutil.FileRange or another part with `copy_to`) to `path`: atomically for a regular
+    file (through symlinks), written through for a character device or FIFO.  `patch()` ->
+    (offset, bytes) overwrites bytes of the first buffer once all of them are written and
+    fsynced (then fdatasynced): the OM's checksum, hashed by another thread while the body is
+    copied and flushed to disk.  `half_point` / `written_point` name test-only fault points
+    (ge.fsutil.faults): half of the bytes written, and all of them fsynced but not yet
+    renamed."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     parts = [p if hasattr(p, "copy_to") else memoryview(p).cast("B")
