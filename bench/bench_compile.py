@@ -12,9 +12,10 @@ process measured in the same run:
 
 The byte code of ge is written once before any timing (as an installed package has it), so the
 cold figure is the operator compiler's cost, not Python's.  Wall times are medians; the CPU time
-(user + sys) of the same processes is printed too, as
-it is steadier when other jobs share the machine.  `ours` runs `python3 -m ge.atc` from this
-checkout, or `<prefix>/bin/pyatc` with --prefix.
+(user + sys) of the same processes is printed too, as it is steadier when other jobs share the
+machine, and so is the peak RSS of the compile processes (each one's own ru_maxrss, from
+wait4) next to the model's size.  `ours` runs `python3 -m ge.atc` from this checkout, or
+`<prefix>/bin/pyatc` with --prefix.
 --profile also runs one warm compile in-process under cProfile and prints the hot spots.
 """
 from __future__ import annotations
@@ -24,7 +25,6 @@ import cProfile
 import io
 import os
 import pstats
-import resource
 import shutil
 import statistics
 import subprocess
@@ -53,18 +53,25 @@ CPU_TIMES: Dict[str, List[float]] = {}
 machine shared with other jobs."""
 
 
+PEAK_RSS_MB: Dict[str, List[float]] = {}
+"""label -> peak resident set (ru_maxrss) of each measured process, in MB."""
+
+
 def wall_time(argv: List[str], env: Dict[str, str], cwd: str, label: str = "") -> float:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True)
-    elapsed = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with tempfile.TemporaryFile() as output:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=output, stderr=output)
+        # wait4: this child's own CPU time and peak RSS (RUSAGE_CHILDREN has the max of all)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            output.seek(0)
+            raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n"
+                             f"{output.read().decode(errors='replace')[-4000:]}")
     if label:
-        CPU_TIMES.setdefault(label, []).append(after.ru_utime - before.ru_utime
-                                               + after.ru_stime - before.ru_stime)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}):\n"
-                         f"{done.stdout.decode()[-2000:]}\n{done.stderr.decode()[-2000:]}")
+        CPU_TIMES.setdefault(label, []).append(usage.ru_utime + usage.ru_stime)
+        PEAK_RSS_MB.setdefault(label, []).append(usage.ru_maxrss / 1024)   # Linux: KiB
     return elapsed
 
 
@@ -157,6 +164,10 @@ def bench_model(name: str, work: Path, runs: int, prefix: Optional[Path],
     print(f"  CPU time (user+sys): floor {cpu['floor']:.2f} s, ort {cpu['ort']:.2f} s, "
           f"ours warm {cpu['warm']:.2f} s ({cpu['warm'] / cpu['floor']:.2f}x floor, "
           f"{cpu['warm'] / cpu['ort']:.2f}x ort), cold {cpu['cold']:.2f} s")
+    rss = {key: max(PEAK_RSS_MB[f"{name} {key}"]) for key in ("ort", "warm", "cold")}
+    print(f"  peak RSS (ru_maxrss, max of the runs): ours warm {rss['warm']:.0f} MB = model "
+          f"{size_mb:.0f} MB {rss['warm'] - size_mb:+.0f} MB ({rss['warm'] / size_mb:.2f}x "
+          f"model), cold {rss['cold']:.0f} MB; ort {rss['ort']:.0f} MB")
     sys.stdout.flush()
     if do_profile:
         print(profile(model, cold_cache, work / f"{name}_profile.om", 25))

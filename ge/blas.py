@@ -100,11 +100,8 @@ def locate() -> BlasBuild:
         raise _missing(f"its header {exc.filename} cannot be read") from None
     if not os.path.exists(os.path.join(lib_dir, SONAME)):
         raise _missing(f"{os.path.join(lib_dir, SONAME)} is missing")
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        ver = version(DISTRIBUTION)
-    except PackageNotFoundError:
-        ver = "unknown"
+    from ge.distributions import version_beside
+    ver = version_beside(root, DISTRIBUTION) or "unknown"
     return BlasBuild(include_dir, lib_dir, ver, digest.hexdigest())
 
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import sys
 
-from . import main_impl
+from . import leave_if_threads_linger, main_impl
 
 
 def main() -> None:
-    sys.exit(main_impl(list(sys.argv)) & 0xFF)
+    rc = main_impl(list(sys.argv))
+    leave_if_threads_linger(rc)
+    sys.exit(rc & 0xFF)
 
 
 if __name__ == "__main__":

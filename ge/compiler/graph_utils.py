@@ -20,6 +20,11 @@ def const_value(node: Node) -> Optional[np.ndarray]:
     return None
 
 
+def has_const_value(node: Node) -> bool:
+    """Whether `const_value(node)` is an array, without computing a derived constant."""
+    return node.type in CONST_TYPES and isinstance(node.attr("value"), Tensor)
+
+
 def input_const(node: Node, i: int) -> Optional[np.ndarray]:
     edge = node.input(i)
     return None if edge is None else const_value(edge[0])
@@ -30,7 +35,8 @@ def make_const(graph: Graph, name: str, array: np.ndarray, origin=(), data_type=
     from ge.graph.types import from_numpy_dtype
     from ge.graph.tensor import TensorDesc
     const = graph.add_node("Const", graph.unique_name(name), output_names=["y"], origin=origin)
-    value = Tensor.from_numpy(array)
+    value = Tensor.from_numpy(array) if isinstance(array, np.ndarray) \
+        else Tensor.from_derived(array)             # computed when asked (ge.graph.derived)
     if data_type is not None:
         value._dtype = data_type
     const.set_attr("value", value)

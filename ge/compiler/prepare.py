@@ -17,7 +17,8 @@ from ge.graph.types import DataType, dtype_size, from_numpy_dtype
 from ge.passes.runner import blame_pass
 from .branches import inline_constant_ifs, push_constants
 from .formats import insert_layout_transposes
-from .graph_utils import CONST_TYPES, bypass, const_value, make_const, remove_dead_nodes
+from .graph_utils import (CONST_TYPES, bypass, const_value, has_const_value, make_const,
+                          remove_dead_nodes)
 
 log = logging.getLogger(__name__)
 
@@ -195,10 +196,10 @@ def fold_constants(graph: Graph, dead_code: bool = True) -> int:
         # Shape or Size of a statically shaped tensor folds although its input is computed (the
         # parser's LayerNorm expansion feeds Shape(x) into BroadcastTo).
         shape_value = static_shape_value(node, opdef) if opdef.shape_only else None
+        if shape_value is None and any(e is not None and not has_const_value(e[0])
+                                       for e in edges):
+            continue            # asked before the values: a derived one is not computed
         values = [None if e is None else const_value(e[0]) for e in edges]
-        if shape_value is None and any(e is not None and v is None
-                                       for e, v in zip(edges, values)):
-            continue
         try:
             outputs = ([shape_value] if shape_value is not None
                        else _run_kernel(opdef, node, values))

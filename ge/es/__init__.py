@@ -35,10 +35,8 @@ def _coerce_module(value, depth=0):
 
 def _load_entry_point_plugins() -> None:
     try:
-        from importlib.metadata import entry_points
-        eps = entry_points()
-        group = eps.select(group="ge.es.plugins") if hasattr(eps, "select") \
-            else eps.get("ge.es.plugins", [])
+        from ge.distributions import entry_points
+        group = entry_points("ge.es.plugins")
     except Exception as exc:  # a broken distribution must not break `import ge.es`
         _log.warning("cannot list ge.es.plugins entry points: %s", exc)
         return

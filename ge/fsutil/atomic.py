@@ -126,12 +126,13 @@ def publish(path: str, data: Union[bytes, str, list], mode: int = 0o600,
             half_point: str = "", written_point: str = "",
             patch: Optional[Callable[[], tuple]] = None) -> None:
     """Write `data` (bytes, text, or a list of buffers written in order; a buffer may be a
-    ge.fsutil.FileRange) to `path`: atomically for a regular file (through symlinks), written
-    through for a character device or FIFO.  `patch()` -> (offset, bytes) overwrites bytes of
-    the first buffer once all of them are written (before the fsync): the OM's checksum, hashed
-    by another thread while the body is copied.  `half_point` / `written_point` name test-only
-    fault points (ge.fsutil.faults): half of the bytes written, and all of them fsynced but not
-    yet renamed."""
+    ge.fsutil.FileRange or another part with `copy_to`) to `path`: atomically for a regular
+    file (through symlinks), written through for a character device or FIFO.  `patch()` ->
+    (offset, bytes) overwrites bytes of the first buffer once all of them are written and
+    fsynced (then fdatasynced): the OM's checksum, hashed by another thread while the body is
+    copied and flushed to disk.  `half_point` / `written_point` name test-only fault points
+    (ge.fsutil.faults): half of the bytes written, and all of them fsynced but not yet
+    renamed."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     parts = [p if hasattr(p, "copy_to") else memoryview(p).cast("B")
@@ -149,10 +150,11 @@ def publish(path: str, data: Union[bytes, str, list], mode: int = 0o600,
     try:
         try:
             _write_parts(fd, parts, half_point)
-            if patch is not None:
-                offset, data = patch()
-                os.pwrite(fd, data, offset)
             os.fsync(fd)
+            if patch is not None:   # computed meanwhile (the OM's checksum): the disk flushed
+                offset, data = patch()      # the body while the hash thread finished
+                os.pwrite(fd, data, offset)
+                os.fdatasync(fd)
         finally:
             os.close(fd)
         if written_point:

@@ -332,7 +332,9 @@ def _node_to_op_def(node, op, op_id: int, weights: list | None = None) -> None:
                 and kind == VT.VT_TENSOR and value.data_type != DataType.DT_STRING:
             # the bytes go to WEIGHTS_DATA: the caller lays them out (ge.om.place_weights)
             desc_to_proto(value.get_tensor_desc(), op.attr[key].t.desc)
-            weights.append((op, np.ascontiguousarray(value.numpy())))
+            stored = value.stored()     # a derived constant is streamed, not computed here
+            weights.append((op, np.ascontiguousarray(stored)
+                            if isinstance(stored, np.ndarray) else stored))
             continue
         attr_to_proto(kind, value, op.attr[key])
     _set_list(op.attr, "_input_name_key", VT.VT_LIST_STRING, node.input_names)

@@ -144,6 +144,14 @@ class Tensor:
         return t
 
     @classmethod
+    def from_derived(cls, derived, format: Format = Format.FORMAT_ND) -> "Tensor":
+        """A tensor whose values are computed when first asked for (ge.graph.derived)."""
+        t = cls.__new__(cls)
+        t._array, t._dtype = derived, from_numpy_dtype(derived.dtype)
+        t._format, t._placement = format, Placement.PLACEMENT_HOST
+        return t
+
+    @classmethod
     def from_bytes(cls, raw: bytes, data_type: DataType, shape, format=Format.FORMAT_ND):
         arr = np.frombuffer(raw, dtype=to_numpy_dtype(data_type)).reshape(list(shape))
         t = cls.from_numpy(arr.copy(), format)
@@ -151,9 +159,16 @@ class Tensor:
         return t
 
     def numpy(self) -> np.ndarray:
+        if not isinstance(self._array, np.ndarray):
+            self._array = self._array.materialize()     # a derived constant, computed once
         return self._array
 
-    data = property(lambda self: _to_py(self._array))
+    def stored(self):
+        """The values to store: the array, or a derived constant not computed yet, which the
+        OM writer streams (ge.graph.derived)."""
+        return self._array
+
+    data = property(lambda self: _to_py(self.numpy()))
     data_type = property(lambda self: self._dtype)
     format = property(lambda self: self._format)
     shape = property(lambda self: Shape(self._array.shape))
@@ -171,7 +186,7 @@ class Tensor:
 
     def set_data_type(self, dt):
         _check_enum(dt, DataType, "data_type")
-        self._array = self._array.astype(to_numpy_dtype(dt))
+        self._array = self.numpy().astype(to_numpy_dtype(dt))
         self._dtype = dt
         return self
 

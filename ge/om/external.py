@@ -103,6 +103,8 @@ def externalize(pairs, om_path: str, mode: str) -> list:
     blobs: dict[str, _Blob] = {}
     end = 0
     for op, data in pairs:
+        if hasattr(data, "materialize"):      # a derived constant (ge.graph.derived)
+            data = data.materialize()
         if memoryview(data).nbytes == 0:
             continue                          # an empty constant stays a Const
         sha = sha256_of(data)

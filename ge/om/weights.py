@@ -71,13 +71,26 @@ def place_weights(pairs) -> list:
     ([] when there are no constant bytes).  The bytes may be any C-contiguous buffer (the
     compiler passes the numpy arrays of the graph, so nothing is copied before the writer);
     an array that views a mapped model file becomes a FileRange part, which the writer copies
-    file to file (ge.graph.filebacked)."""
+    file to file (ge.graph.filebacked); a derived constant not computed yet (ge.graph.derived)
+    is a part the writer streams, shared by object."""
     parts = [bytes(WEIGHTS_START)]
     end = WEIGHTS_START
     small: dict[bytes, int] = {}
     large: dict[int, list] = {}
     ranges: dict = {}
+    streamed: dict[int, int] = {}
     for op, data in pairs:
+        if hasattr(data, "chunks") and data.nbytes > _HASHED_MAX:
+            # a derived constant (ge.graph.derived): the writer streams it; shared by object
+            offset = streamed.get(id(data))
+            if offset is None:
+                offset = streamed[id(data)] = _round_up(end, WEIGHTS_ALIGN)
+                parts += [bytes(offset - end), data]
+                end = offset + data.nbytes
+            _set_place(op, offset, data.nbytes)
+            continue
+        if hasattr(data, "materialize"):
+            data = data.materialize()
         source = file_range_of(data)
         data = memoryview(data).cast("B")
         size = data.nbytes
@@ -103,14 +116,18 @@ def place_weights(pairs) -> list:
                 same_size.append((data, offset))
         if source is not None:
             ranges[source] = offset
-        desc = op.attr["value"].t.desc
-        desc.data_offset, desc.weight_size = offset, size
-        if op.output_desc:
-            op.output_desc[0].data_offset, op.output_desc[0].weight_size = offset, size
+        _set_place(op, offset, size)
     if end == WEIGHTS_START:
         return []
     parts.append(bytes(_round_up(end + _TAIL, WEIGHTS_ALIGN) - end))
     return parts
+
+
+def _set_place(op, offset: int, size: int) -> None:
+    desc = op.attr["value"].t.desc
+    desc.data_offset, desc.weight_size = offset, size
+    if op.output_desc:
+        op.output_desc[0].data_offset, op.output_desc[0].weight_size = offset, size
 
 
 def restore_weights(model_def, weights: bytes, source: str = "<memory>") -> None:

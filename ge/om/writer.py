@@ -268,8 +268,8 @@ def write_om(path: str, content: OmContent) -> None:
         from .external import weight_files
         weight_files(content.weight_files)
     assert len(parts[0]) >= HEADER_SIZE
-    # the body is hashed by a second thread while this one copies it into the file (both
-    # release the GIL); the checksum is written into the header before the fsync
+    # the body is hashed by a second thread while this one copies it into the file and
+    # fsyncs it (both release the GIL); the checksum goes into the header before the rename
     with ThreadPoolExecutor(1) as pool:
         digest = pool.submit(body_checksum, parts[1:])
         try:

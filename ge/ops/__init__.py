@@ -126,7 +126,9 @@ def _const_value(src, idx: int, const_values: Optional[Mapping]):
     if src.type in CONST_TYPES and idx == 0:
         value = src.attr("value")
         if value is not None:
-            return value.numpy() if hasattr(value, "numpy") else np.asarray(value)
+            # a derived constant stays uncomputed: np.asarray computes it for the rare rule
+            # that reads a filter's values (ge.graph.derived)
+            return value.stored() if hasattr(value, "stored") else np.asarray(value)
     return None
 
 

@@ -167,11 +167,8 @@ def _path_entries() -> list:
 def _entry_points() -> tuple:
     """Enumerated once per process (as the pass plugins' entry points): scanning every
     installed distribution costs ~10 ms, too much for each OM the runtime loads."""
-    from importlib.metadata import entry_points
-    eps = entry_points()
-    group = eps.select(group=ENTRY_POINT_GROUP) if hasattr(eps, "select") \
-        else eps.get(ENTRY_POINT_GROUP, [])
-    return tuple(sorted(group, key=lambda e: (e.name, e.value)))
+    from ge.distributions import entry_points
+    return tuple(sorted(entry_points(ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)))
 
 
 def _import_dir(path: str):

@@ -163,11 +163,8 @@ def _coerce_module(value, what: str, depth: int = 0) -> types.ModuleType:
 
 
 def _entry_points() -> list:
-    from importlib.metadata import entry_points
-    eps = entry_points()
-    group = eps.select(group=ENTRY_POINT_GROUP) if hasattr(eps, "select") \
-        else eps.get(ENTRY_POINT_GROUP, [])
-    return sorted(group, key=lambda e: (e.name, e.value))
+    from ge.distributions import entry_points
+    return sorted(entry_points(ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value))
 
 
 def load_entry_point_plugins() -> list[types.ModuleType]:

@@ -11,6 +11,7 @@ import numpy as np
 
 from ge import ops
 from ge.graph import Graph, Node
+from ge.graph.derived import RowScaled
 from ge.graph.types import DataType
 from ge.ops.defs._common import FUSED_ACTIVATION
 from ge.passes.boundary import splice
@@ -50,7 +51,7 @@ def _replace(graph: Graph, out: Node, op_type: str, name: str, slots: list,
     for i, spec in enumerate(slots):
         if spec is None:
             edges.append(None)
-        elif isinstance(spec, np.ndarray):
+        elif isinstance(spec, (np.ndarray, RowScaled)):
             const = make_const(rep, f"{name}_{slot_names[i]}", spec)
             edges.append((const, 0))
             const_descs[i] = const.out_desc(0)
@@ -123,8 +124,9 @@ def _folded(weight, bias, params, epsilon: float) -> tuple:
     scale, offset, mean, var = (p.astype(np.float64) for p in params)
     factor = scale / np.sqrt(var + epsilon)
     # one fp32 pass over the (large) filter: the factor is exact to fp32 rounding, the
-    # product is rounded once, as when onnxruntime folds the same pair
-    new_w = weight * factor.astype(np.float32).reshape(-1, 1, 1, 1)
+    # product is rounded once, as when onnxruntime folds the same pair; computed when its
+    # values are needed, or streamed into the OM (ge.graph.derived)
+    new_w = RowScaled(weight, factor.astype(np.float32))
     b0 = np.zeros_like(mean) if bias is None else bias.astype(np.float64)
     return new_w, ((b0 - mean) * factor + offset).astype(np.float32)
 

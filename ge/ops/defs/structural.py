@@ -34,7 +34,10 @@ def _const_dtype(attrs):
 
 
 def infer_const(ctx):
-    return [(tuple(_const_array(ctx.attrs).shape), _const_dtype(ctx.attrs))]
+    value = ctx.attrs.get("value")
+    # a Tensor's shape, without computing a derived constant's values (ge.graph.derived)
+    shape = value.shape if hasattr(value, "numpy") else _const_array(ctx.attrs).shape
+    return [(tuple(shape), _const_dtype(ctx.attrs))]
 
 
 def kernel_const(ins, attrs):
