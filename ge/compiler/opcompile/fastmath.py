@@ -11,8 +11,9 @@ exp: round x*log2(e) to n, r = x - n*ln2 (ln2 split in two), a degree-6 polynomi
 tanh: an odd polynomial below |x| = 0.625, 1 - 2 / (e^2x + 1) above.
 erf: the Maclaurin series to x^13 below |x| = 0.5 (relative error < 1e-9 there); above,
 1 - t*exp(-x^2 + P(t)) with t = 1 / (1 + |x|/2) (Numerical Recipes' erfc, fractional error
-< 1.2e-7; from |x| = 4 on, 1 - erfc rounds to +-1).  GELU's negative tail uses erfc itself
-(`ge_gelu_erf`), where 1 + erf would cancel.  All within a few float ulp of libm.
+< 1.2e-7; from |x| = 4 on, 1 - erfc rounds to +-1).  GELU (`ge_gelu_erf`) evaluates that erfc
+once: x/2 erfc(|x|/sqrt2) on the negative side, where 1 + erf would cancel, x minus it on the
+positive side.  All within a few float ulp of libm.
 """
 from __future__ import annotations
 
@@ -76,12 +77,18 @@ static inline float ge_erf(float x)
 }
 static inline float ge_gelu_erf(float x)
 {
-    /* x/2 (1 + erf(x/sqrt2)); below x = -1/sqrt2 as x/2 erfc(-x/sqrt2): 1 + erf cancels there
-       and would lose the relative accuracy of the tail */
-    const float a = -x * 0.70710678118654752f;
-    const float tail = 0.5f * x * ge_erfc_tail(a > 0.5f ? a : 0.5f);
-    const float body = 0.5f * x * (1.0f + ge_erf(x * 0.70710678118654752f));
-    return a > 0.5f ? tail : body;
+    /* x/2 (1 + erf(x/sqrt2)) with one erfc tail, a = |x|/sqrt2: the series below a = 0.5;
+       above, x/2 erfc(a) for x < 0 (1 + erf would cancel there and lose the relative accuracy
+       of the tail) and x - x/2 erfc(a) for x > 0 */
+    const float s = x * 0.70710678118654752f;
+    const float a = fabsf(s);
+    const float z = s * s;
+    const float series = s * (1.12837916709551257f + z * (-0.37612638903183752f
+        + z * (0.11283791670955126f + z * (-0.02686617064513125f + z * (0.00522397762544218f
+        + z * (-0.00085483270234508f + z * 0.00012055332981789f))))));
+    const float half_tail = 0.5f * x * ge_erfc_tail(a > 0.5f ? a : 0.5f);
+    const float big = x < 0.0f ? half_tail : x - half_tail;
+    return a < 0.5f ? 0.5f * x * (1.0f + series) : big;
 }
 """
 
