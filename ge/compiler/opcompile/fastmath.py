@@ -5,7 +5,7 @@ vectorises because kernels are built with -fno-trapping-math (build.py); without
 them as branches and the loops stay scalar.  A generator that uses a `ge_*` function adds
 `helpers_for(expression)` to its kernel file.
 
-exp: round x*log2(e) to n, r = x - n*ln2 (ln2 split in two), a degree-6 polynomial for e^r and
+exp: round x*log2(e) to n (to nearest, ties to even), r = x - n*ln2 (ln2 split in two), a degree-6 polynomial for e^r and
 2^n from the exponent bits; x is clamped to [-87, 88] (no overflow, no denormals).
 `ge_exp_ieee` adds the IEEE ends: NaN stays NaN, below -87 is 0, above 88 is +inf.
 tanh: an odd polynomial below |x| = 0.625, 1 - 2 / (e^2x + 1) above.
@@ -23,9 +23,12 @@ FAST_MATH = """\
 static inline float ge_exp(float x)
 {
     x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+    /* t + 1.5*2^23 - 1.5*2^23 rounds t to an integer without a select: with one, GCC
+       evaluated the whole polynomial once per arm */
     const float t = x * 1.44269504088896341f;
-    const int32_t n = (int32_t)(t + (t >= 0.0f ? 0.5f : -0.5f));
-    const float r = (x - (float)n * 0.693359375f) + (float)n * 2.12194440e-4f;
+    const float nf = (t + 12582912.0f) - 12582912.0f;
+    const int32_t n = (int32_t)nf;
+    const float r = (x - nf * 0.693359375f) + nf * 2.12194440e-4f;
     float p = 1.9875691500e-4f;
     p = p * r + 1.3981999507e-3f;
     p = p * r + 8.3334519073e-3f;

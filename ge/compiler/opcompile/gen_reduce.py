@@ -1,6 +1,6 @@
 """Reductions (ReduceSum/Mean/Max/Min over constant axes, GlobalAveragePool), softmax /
 log-softmax over one axis and LayerNorm.  Accumulation is in double, in input order, for every
-output element.  Variants by the node's implementation mode (docs/precision.md, "Kernel
+output element (but the high-performance softmax's sum: four interleaved partial sums).  Variants by the node's implementation mode (docs/precision.md, "Kernel
 variants"): sums are plain (high performance) or compensated (Neumaier, high precision); softmax
 takes exp in float with the fastmath polynomial or in double; LayerNorm's variance is one pass
 over the row (E[x^2] - m^2) or two (the mean first).
@@ -14,7 +14,7 @@ from .cgen import (KernelSource, Unsupported, broadcast_strides, high_precision,
 __all__ = ["REDUCE_OPS", "SOFTMAX_OPS", "NORM_OPS", "VERSION", "render_reduce", "render_softmax",
            "render_layer_norm"]
 
-VERSION = 3
+VERSION = 4
 F = ("DT_FLOAT",)
 
 # op -> (initial accumulator, update statement over `acc` and `v`, finalisation over acc and n)
@@ -78,8 +78,8 @@ def render_reduce(sig) -> KernelSource:
 
 
 def render_softmax(sig) -> KernelSource:
-    """One row at a time: max, then exp once per element (kept in y) with the sum in double,
-    then one scaling pass; like the reference, a non-finite row max counts as 0."""
+    """One row at a time: max (in float: exact), then exp once per element (kept in y) with the
+    sum in double, then one scaling pass; like the reference, a non-finite row max counts as 0."""
     require_dtypes(sig, {0: F}, {0: F})
     shape = list(sig.inputs[0].shape)
     if any(d <= 0 for d in shape) or not shape:
@@ -103,22 +103,34 @@ def render_softmax(sig) -> KernelSource:
                 f"        for (int64_t k = 0; k < {n}; ++k) "
                 f"yr{at} = (float)(exp((double)xr{at} - m) / s);"]
     else:   # exp in float without libm (vectorised), the sum in double, one scaling pass
-        rest = [f"        const float mf = (float)m;",
-                f"        for (int64_t k = 0; k < {n}; ++k) yr{at} = ge_exp_ieee(xr{at} - mf);",
-                f"        for (int64_t k = 0; k < {n}; ++k) s += (double)yr{at};",
-                "        const float inv = (float)(1.0 / s);",
-                f"        for (int64_t k = 0; k < {n}; ++k) yr{at} = yr{at} * inv;"]
+        rest = [f"        for (int64_t k = 0; k < {n}; ++k) yr{at} = ge_exp_ieee(xr{at} - m);"]
+        rest += _partial_sums(n, "yr[{k}]" if inner == 1 else f"yr[({{k}}) * {inner}]")
+        rest += ["        const float inv = (float)(1.0 / s);",
+                 f"        for (int64_t k = 0; k < {n}; ++k) yr{at} = yr{at} * inv;"]
     body = [
         f"    for (int64_t r = 0; r < {outer * inner}; ++r) {{",
         f"        const int64_t p = (r / {inner}) * {n * inner} + r % {inner};",
         "        const float *xr = x0 + p;",
         "        float *yr = y0 + p;",
-        "        double m = -INFINITY, s = 0.0;",
-        f"        for (int64_t k = 0; k < {n}; ++k) if (xr{at} > m) m = xr{at};",
-        "        if (!isfinite(m)) m = 0.0;",
+        "        float m = -INFINITY;",        # a float max: exact, and the loop vectorises
+        "        double s = 0.0;",
+        f"        for (int64_t k = 0; k < {n}; ++k) m = xr{at} > m ? xr{at} : m;",
+        "        if (!isfinite(m)) m = 0.0f;",
     ] + rest + ["    }"]
     return KernelSource(kernel_file(sig, "softmax", VERSION, io_decls(sig), body,
                                     helpers=[] if log or high_precision(sig) else [FAST_MATH]))
+
+
+def _partial_sums(n: int, item: str, lanes: int = 4) -> list:
+    """`s` = the sum over k < n of `item` (a template over {k}) in double, as `lanes`
+    interleaved partial sums: they pipeline, where one running sum waits on every add."""
+    full = n - n % lanes
+    names = [f"s{i}" for i in range(lanes)]
+    adds = " ".join(f"{v} += (double){item.format(k=f'k + {i}')};" for i, v in enumerate(names))
+    return [f"        double {', '.join(f'{v} = 0.0' for v in names)};",
+            f"        for (int64_t k = 0; k < {full}; k += {lanes}) {{ {adds} }}",
+            f"        for (int64_t k = {full}; k < {n}; ++k) s0 += (double){item.format(k='k')};",
+            f"        s = ({' + '.join(names)});"]
 
 
 def render_layer_norm(sig) -> KernelSource:
