@@ -14,7 +14,7 @@ from .gen_conv import epilogue, epilogue_helpers, render_conv2d
 
 __all__ = ["MATMUL_OPS", "VERSION", "render_matmul", "render_gemm", "render_conv2d"]
 
-VERSION = 3
+VERSION = 4
 SGEMM = blas.symbol("cblas_sgemm")
 F = ("DT_FLOAT",)
 MATMUL_OPS = {  # op -> (transpose attr of x1, of x2, batched)
@@ -26,10 +26,59 @@ MATMUL_OPS = {  # op -> (transpose attr of x1, of x2, batched)
 _MAX_BATCH_TABLE = 4096
 
 
-def _bias_fill(bias_slot: int, rows: str, n: int) -> list:
-    """Pre-fill C (rows x n at `c`) with the bias row; sgemm then accumulates with beta = 1."""
-    return [f"        for (int64_t r = 0; r < {rows}; ++r) "
-            f"memcpy(c + r * {n}, x{bias_slot}, {n} * sizeof(float));"]
+# The kernel splits its products into jobs (one batch x one block of output columns) that
+# `threads` threads take in turn, the calling thread among them, each running a one-thread
+# sgemm and then the bias and activation of its own block.  A thread that the machine does
+# not schedule leaves its jobs to the others: OpenBLAS's own threads wait for each other
+# inside every sgemm, and on a busy machine one descheduled thread stalled the whole product.
+# The count is the model's (docs/runtime.md, "Threads"): the one OpenBLAS holds when the
+# kernel starts; the kernel sets OpenBLAS to one thread for its jobs and back after.
+MIN_JOB_COLUMNS = 128       # narrower blocks lose more in sgemm than the balance gains
+JOBS_PER_THREAD = 2         # blocks per thread: a thread that starts late still gets work
+MIN_THREADED_MACS = 1 << 20  # below this a product does not pay for starting threads
+THREADS = f"""\
+typedef unsigned long ge_thread_t;
+extern int pthread_create(ge_thread_t *, const void *, void *(*)(void *), void *);
+extern int pthread_join(ge_thread_t, void **);
+typedef struct {{ void *const *inputs; void *const *outputs; int64_t next; }} ge_jobs_t;
+static void ge_job(void *const *inputs, void *const *outputs, int64_t job);
+static void *ge_take_jobs(void *arg)
+{{
+    ge_jobs_t *jobs = (ge_jobs_t *)arg;
+    int64_t job;
+    while ((job = __atomic_fetch_add(&jobs->next, 1, __ATOMIC_RELAXED)) < GE_JOBS)
+        ge_job(jobs->inputs, jobs->outputs, job);
+    return NULL;
+}}
+static void ge_run_jobs(void *const *inputs, void *const *outputs)
+{{
+    const int threads = {blas.symbol("openblas_get_num_threads")}();
+    ge_jobs_t jobs = {{inputs, outputs, 0}};
+    if (threads <= 1 || GE_THREADED_JOBS <= 1) {{
+        for (int64_t job = 0; job < GE_SERIAL_JOBS; ++job)
+            ge_job(inputs, outputs, -1 - job);
+        return;
+    }}
+    ge_thread_t pool[GE_MAX_THREADS];
+    int started = 0;
+    {blas.symbol("openblas_set_num_threads")}(1);
+    for (int t = 1; t < threads && t < GE_MAX_THREADS && t < GE_JOBS; ++t)
+        if (pthread_create(&pool[started], NULL, ge_take_jobs, &jobs) == 0)
+            ++started;
+    ge_take_jobs(&jobs);
+    for (int t = 0; t < started; ++t)
+        pthread_join(pool[t], NULL);
+    {blas.symbol("openblas_set_num_threads")}(threads);
+}}
+"""
+GE_MAX_THREADS = 64
+
+
+def _column_blocks(n: int, nb: int, macs: int) -> int:
+    """Column blocks per batch when threaded (1: the jobs are the batches)."""
+    if macs < MIN_THREADED_MACS or nb >= 2 * JOBS_PER_THREAD:
+        return 1
+    return max(1, min(2 * JOBS_PER_THREAD, n // MIN_JOB_COLUMNS))
 
 
 def _check_no_offset(sig, slot: int) -> None:
@@ -68,20 +117,40 @@ def render_matmul(sig) -> KernelSource:
             ob += i * sb[d]
         offs_a.append(oa * m * k)
         offs_b.append(ob * k * n)
-    helpers = [f"static const int64_t off_a[{nb}] = {{{', '.join(map(str, offs_a))}}};",
-               f"static const int64_t off_b[{nb}] = {{{', '.join(map(str, offs_b))}}};", ""]
+    blocks = _column_blocks(n, nb, m * n * k * nb)
+    width = -(-n // blocks)
     lda = m if ta else k
     ldb = k if tb else n
-    body = [f"    for (int64_t bi = 0; bi < {nb}; ++bi) {{",
-            f"        float *c = y0 + bi * {m * n};"]
-    body += _bias_fill(2, str(m), n) if has_bias else []
-    body += [f"        {SGEMM}(CblasRowMajor, {'CblasTrans' if ta else 'CblasNoTrans'}, "
-             f"{'CblasTrans' if tb else 'CblasNoTrans'}, {m}, {n}, {k}, 1.0f, "
-             f"x0 + off_a[bi], {lda}, x1 + off_b[bi], {ldb}, {'1.0f' if has_bias else '0.0f'}, "
-             f"c, {n});"]
-    body += epilogue(sig, "c", str(m * n), "        ") + ["    }"]
-    return KernelSource(kernel_file(sig, "matmul", VERSION, io_decls(sig), body, blas=True,
-                                    helpers=helpers + epilogue_helpers(sig)), needs_blas=True)
+    # a job >= 0 is (batch, block of `width` columns); -1 - bi is all of batch bi (one thread)
+    job = ["static void ge_job(void *const *inputs, void *const *outputs, int64_t job)", "{"]
+    job += ["    " + d for d in io_decls(sig)]
+    job += ["    (void)inputs; (void)outputs;",
+            f"    const int64_t bi = job < 0 ? -1 - job : job / {blocks};",
+            f"    const int64_t j0 = job < 0 ? 0 : job % {blocks} * {width};",
+            f"    const int64_t w = job < 0 ? {n} : ({n} - j0 < {width} ? {n} - j0 : {width});",
+            f"    float *c = y0 + bi * {m * n} + j0;"]
+    if has_bias:    # pre-fill C with the bias row; sgemm then accumulates with beta = 1
+        job += [f"    for (int64_t r = 0; r < {m}; ++r) "
+                f"memcpy(c + r * {n}, x2 + j0, w * sizeof(float));"]
+    job += [f"    {SGEMM}(CblasRowMajor, {'CblasTrans' if ta else 'CblasNoTrans'}, "
+            f"{'CblasTrans' if tb else 'CblasNoTrans'}, {m}, w, {k}, 1.0f, "
+            f"x0 + off_a[bi], {lda}, x1 + off_b[bi] + j0{f' * {ldb}' if tb else ''}, {ldb}, "
+            f"{'1.0f' if has_bias else '0.0f'}, c, {n});"]
+    act = epilogue(sig, "row", "w", "        ")
+    if act:
+        job += [f"    for (int64_t r = 0; r < {m}; ++r) {{",
+                f"        float *row = c + r * {n};"] + act + ["    }"]
+    job += ["}", ""]
+    helpers = [f"static const int64_t off_a[{nb}] = {{{', '.join(map(str, offs_a))}}};",
+               f"static const int64_t off_b[{nb}] = {{{', '.join(map(str, offs_b))}}};",
+               f"#define GE_SERIAL_JOBS {nb}",
+               f"#define GE_JOBS {nb * blocks}",
+               f"#define GE_THREADED_JOBS {nb * blocks if m * n * k * nb >= MIN_THREADED_MACS else 1}",
+               f"#define GE_MAX_THREADS {GE_MAX_THREADS}",
+               THREADS] + epilogue_helpers(sig) + job
+    body = ["    ge_run_jobs(inputs, outputs);"]
+    return KernelSource(kernel_file(sig, "matmul", VERSION, [], body, blas=True,
+                                    helpers=helpers), needs_blas=True)
 
 
 def render_gemm(sig) -> KernelSource:
