@@ -11,6 +11,7 @@ from ge import blas
 from .cgen import (KernelSource, Unsupported, broadcast_strides, flit, io_decls, kernel_file,
                    numel, require_dtypes)
 from .gen_conv import epilogue, epilogue_helpers, render_conv2d
+from .jobs import runner
 
 __all__ = ["MATMUL_OPS", "VERSION", "render_matmul", "render_gemm", "render_conv2d"]
 
@@ -26,59 +27,18 @@ MATMUL_OPS = {  # op -> (transpose attr of x1, of x2, batched)
 _MAX_BATCH_TABLE = 4096
 
 
-# The kernel splits its products into jobs (one batch x one block of output columns) that
-# `threads` threads take in turn, the calling thread among them, each running a one-thread
-# sgemm and then the bias and activation of its own block.  A thread that the machine does
-# not schedule leaves its jobs to the others: OpenBLAS's own threads wait for each other
-# inside every sgemm, and on a busy machine one descheduled thread stalled the whole product.
-# The count is the model's (docs/runtime.md, "Threads"): the one OpenBLAS holds when the
-# kernel starts; the kernel sets OpenBLAS to one thread for its jobs and back after.
+# Threaded (jobs.py): a job is one batch x one block of output columns, a one-thread sgemm then
+# the bias and activation of its own block; one thread runs each batch whole, as one sgemm.
 MIN_JOB_COLUMNS = 128       # narrower blocks lose more in sgemm than the balance gains
-JOBS_PER_THREAD = 2         # blocks per thread: a thread that starts late still gets work
+MIN_JOBS = 4                # a thread that starts late (busy machine) still finds work
 MIN_THREADED_MACS = 1 << 20  # below this a product does not pay for starting threads
-THREADS = f"""\
-typedef unsigned long ge_thread_t;
-extern int pthread_create(ge_thread_t *, const void *, void *(*)(void *), void *);
-extern int pthread_join(ge_thread_t, void **);
-typedef struct {{ void *const *inputs; void *const *outputs; int64_t next; }} ge_jobs_t;
-static void ge_job(void *const *inputs, void *const *outputs, int64_t job);
-static void *ge_take_jobs(void *arg)
-{{
-    ge_jobs_t *jobs = (ge_jobs_t *)arg;
-    int64_t job;
-    while ((job = __atomic_fetch_add(&jobs->next, 1, __ATOMIC_RELAXED)) < GE_JOBS)
-        ge_job(jobs->inputs, jobs->outputs, job);
-    return NULL;
-}}
-static void ge_run_jobs(void *const *inputs, void *const *outputs)
-{{
-    const int threads = {blas.symbol("openblas_get_num_threads")}();
-    ge_jobs_t jobs = {{inputs, outputs, 0}};
-    if (threads <= 1 || GE_THREADED_JOBS <= 1) {{
-        for (int64_t job = 0; job < GE_SERIAL_JOBS; ++job)
-            ge_job(inputs, outputs, -1 - job);
-        return;
-    }}
-    ge_thread_t pool[GE_MAX_THREADS];
-    int started = 0;
-    {blas.symbol("openblas_set_num_threads")}(1);
-    for (int t = 1; t < threads && t < GE_MAX_THREADS && t < GE_JOBS; ++t)
-        if (pthread_create(&pool[started], NULL, ge_take_jobs, &jobs) == 0)
-            ++started;
-    ge_take_jobs(&jobs);
-    for (int t = 0; t < started; ++t)
-        pthread_join(pool[t], NULL);
-    {blas.symbol("openblas_set_num_threads")}(threads);
-}}
-"""
-GE_MAX_THREADS = 64
 
 
-def _column_blocks(n: int, nb: int, macs: int) -> int:
+def _column_blocks(n: int, nb: int) -> int:
     """Column blocks per batch when threaded (1: the jobs are the batches)."""
-    if macs < MIN_THREADED_MACS or nb >= 2 * JOBS_PER_THREAD:
+    if nb >= MIN_JOBS:
         return 1
-    return max(1, min(2 * JOBS_PER_THREAD, n // MIN_JOB_COLUMNS))
+    return max(1, min(-(-MIN_JOBS // nb), n // MIN_JOB_COLUMNS))
 
 
 def _check_no_offset(sig, slot: int) -> None:
@@ -117,7 +77,8 @@ def render_matmul(sig) -> KernelSource:
             ob += i * sb[d]
         offs_a.append(oa * m * k)
         offs_b.append(ob * k * n)
-    blocks = _column_blocks(n, nb, m * n * k * nb)
+    threaded = m * n * k * nb >= MIN_THREADED_MACS
+    blocks = _column_blocks(n, nb) if threaded else 1
     width = -(-n // blocks)
     lda = m if ta else k
     ldb = k if tb else n
@@ -143,11 +104,8 @@ def render_matmul(sig) -> KernelSource:
     job += ["}", ""]
     helpers = [f"static const int64_t off_a[{nb}] = {{{', '.join(map(str, offs_a))}}};",
                f"static const int64_t off_b[{nb}] = {{{', '.join(map(str, offs_b))}}};",
-               f"#define GE_SERIAL_JOBS {nb}",
-               f"#define GE_JOBS {nb * blocks}",
-               f"#define GE_THREADED_JOBS {nb * blocks if m * n * k * nb >= MIN_THREADED_MACS else 1}",
-               f"#define GE_MAX_THREADS {GE_MAX_THREADS}",
-               THREADS] + epilogue_helpers(sig) + job
+               ] + runner(nb * blocks if threaded else 1, nb)
+    helpers += epilogue_helpers(sig) + job
     body = ["    ge_run_jobs(inputs, outputs);"]
     return KernelSource(kernel_file(sig, "matmul", VERSION, [], body, blas=True,
                                     helpers=helpers), needs_blas=True)

@@ -8,6 +8,7 @@ over the row (E[x^2] - m^2) or two (the mean first).
 from __future__ import annotations
 
 from .fastmath import FAST_MATH
+from .jobs import over_rows
 from .cgen import (KernelSource, Unsupported, broadcast_strides, high_precision, io_decls,
                    kernel_file, loop_nest, numel, offset_expr, require_dtypes, strides_of)
 
@@ -107,8 +108,7 @@ def render_softmax(sig) -> KernelSource:
         rest += _partial_sums(n, "yr[{k}]" if inner == 1 else f"yr[({{k}}) * {inner}]")
         rest += ["        const float inv = (float)(1.0 / s);",
                  f"        for (int64_t k = 0; k < {n}; ++k) yr{at} = yr{at} * inv;"]
-    body = [
-        f"    for (int64_t r = 0; r < {outer * inner}; ++r) {{",
+    row = [
         f"        const int64_t p = (r / {inner}) * {n * inner} + r % {inner};",
         "        const float *xr = x0 + p;",
         "        float *yr = y0 + p;",
@@ -116,9 +116,11 @@ def render_softmax(sig) -> KernelSource:
         "        double s = 0.0;",
         f"        for (int64_t k = 0; k < {n}; ++k) m = xr{at} > m ? xr{at} : m;",
         "        if (!isfinite(m)) m = 0.0f;",
-    ] + rest + ["    }"]
-    return KernelSource(kernel_file(sig, "softmax", VERSION, io_decls(sig), body,
-                                    helpers=[] if log or high_precision(sig) else [FAST_MATH]))
+    ] + rest
+    helpers, body, threaded = over_rows(outer * inner, n, io_decls(sig), row)
+    fast = [] if log or high_precision(sig) else [FAST_MATH]
+    return KernelSource(kernel_file(sig, "softmax", VERSION, [], body, blas=threaded,
+                                    helpers=fast + helpers), needs_blas=threaded)
 
 
 def _partial_sums(n: int, item: str, lanes: int = 4) -> list:
