@@ -1,6 +1,8 @@
 """Reductions (ReduceSum/Mean/Max/Min over constant axes, GlobalAveragePool), softmax /
-log-softmax over one axis and LayerNorm.  Accumulation is in double, in input order, for every
-output element (but the high-performance softmax's sum: four interleaved partial sums).  Variants by the node's implementation mode (docs/precision.md, "Kernel
+log-softmax over one axis and LayerNorm (softmax and LayerNorm in blocks of rows over the model's
+threads when large: jobs.py).  Accumulation is in double, in input order, for every
+output element (but the high-performance softmax's sum and LayerNorm's one-pass sums: four
+interleaved partial sums).  Variants by the node's implementation mode (docs/precision.md, "Kernel
 variants"): sums are plain (high performance) or compensated (Neumaier, high precision); softmax
 takes exp in float with the fastmath polynomial or in double; LayerNorm's variance is one pass
 over the row (E[x^2] - m^2) or two (the mean first).
@@ -164,7 +166,10 @@ def render_layer_norm(sig) -> KernelSource:
     g_at = "[k]" if g_step else "[0]"
     b_at = "[k]" if b_step else "[0]"
     eps = float(sig.attr("epsilon", 1e-7))
-    row = [
+    dims = shape[:axis] or [1]
+    index = [f"const int64_t i{d} = r / {numel(dims[d + 1:])} % {dim}; (void)i{d};"
+             for d, dim in enumerate(dims)]     # the indices of row r (gamma/beta offsets)
+    row = index + [
         f"const int64_t p = r * {n};",
         "const float *xr = x0 + p;",
         f"const float *g = x1 + {g_off};",
@@ -176,11 +181,11 @@ def render_layer_norm(sig) -> KernelSource:
         f"    y0[p + k] = (float)((xr[k] - m) / sd * g{g_at} + b{b_at});",
         "y1[r] = (float)m;",
         "y2[r] = (float)v;",
-        "++r;",
     ]
-    dims = shape[:axis] or [1]
-    body = ["    int64_t r = 0;"] + loop_nest(dims, row)
-    return KernelSource(kernel_file(sig, "norm", VERSION, io_decls(sig), body))
+    helpers, body, threaded = over_rows(numel(dims), n, io_decls(sig),
+                                        ["        " + line for line in row])
+    return KernelSource(kernel_file(sig, "norm", VERSION, [], body, blas=threaded,
+                                    helpers=helpers), needs_blas=threaded)
 
 
 def _two_pass(n: int) -> list:
@@ -191,7 +196,17 @@ def _two_pass(n: int) -> list:
 
 
 def _one_pass(n: int) -> list:
-    return [f"for (int64_t k = 0; k < {n}; ++k) {{ const double d = xr[k]; m += d; v += d * d; }}",
+    """Sum and sum of squares as four interleaved partial sums each (they pipeline)."""
+    full = n - n % 4
+    lanes = " ".join(f"const double d{i} = xr[k + {i}]; m{i} += d{i}; v{i} += d{i} * d{i};"
+                     for i in range(4))
+    return ["double m0 = 0.0, m1 = 0.0, m2 = 0.0, m3 = 0.0;",
+            "double v0 = 0.0, v1 = 0.0, v2 = 0.0, v3 = 0.0;",
+            f"for (int64_t k = 0; k < {full}; k += 4) {{ {lanes} }}",
+            f"for (int64_t k = {full}; k < {n}; ++k) "
+            "{ const double d = xr[k]; m0 += d; v0 += d * d; }",
+            "m = (m0 + m1) + (m2 + m3);",
+            "v = (v0 + v1) + (v2 + v3);",
             f"m /= {n}.0;",
             f"v = v / {n}.0 - m * m;",
             "if (v < 0.0) v = 0.0;"]
