@@ -121,8 +121,8 @@ def render_softmax(sig) -> KernelSource:
     ] + rest
     helpers, body, threaded = over_rows(outer * inner, n, io_decls(sig), row)
     fast = [] if log or high_precision(sig) else [FAST_MATH]
-    return KernelSource(kernel_file(sig, "softmax", VERSION, [], body, blas=threaded,
-                                    helpers=fast + helpers), needs_blas=threaded)
+    return KernelSource(kernel_file(sig, "softmax", VERSION, [], body, helpers=fast + helpers),
+                        needs_blas=threaded)
 
 
 def _partial_sums(n: int, item: str, lanes: int = 4) -> list:
@@ -184,8 +184,8 @@ def render_layer_norm(sig) -> KernelSource:
     ]
     helpers, body, threaded = over_rows(numel(dims), n, io_decls(sig),
                                         ["        " + line for line in row])
-    return KernelSource(kernel_file(sig, "norm", VERSION, [], body, blas=threaded,
-                                    helpers=helpers), needs_blas=threaded)
+    return KernelSource(kernel_file(sig, "norm", VERSION, [], body, helpers=helpers),
+                        needs_blas=threaded)
 
 
 def _two_pass(n: int) -> list:

@@ -10,7 +10,9 @@ threads wait for each other inside every sgemm, and on a busy machine one desche
 stalled the whole product.
 
 N is the model's count (docs/runtime.md, "Threads"), the one the runtime gives OpenBLAS at the
-start of each run, so these kernels link the BLAS to read it.  While the jobs run OpenBLAS is
+start of each run, so these kernels link the BLAS to read it.  The runner declares what it calls
+(the two OpenBLAS thread functions, pthread_create / pthread_join with glibc's pthread_t), so a
+kernel needs no header for it.  While the jobs run OpenBLAS is
 set to one thread (each job's sgemm is one thread's work), and back to N after.
 """
 from __future__ import annotations
@@ -27,6 +29,8 @@ _RUNNER = f"""\
 typedef unsigned long ge_thread_t;
 extern int pthread_create(ge_thread_t *, const void *, void *(*)(void *), void *);
 extern int pthread_join(ge_thread_t, void **);
+extern int {_GET}(void);
+extern void {_SET}(int);
 typedef struct {{ void *const *inputs; void *const *outputs; int64_t next; }} ge_jobs_t;
 static void ge_job(void *const *inputs, void *const *outputs, int64_t job);
 static void *ge_take_jobs(void *arg)
@@ -35,7 +39,7 @@ static void *ge_take_jobs(void *arg)
     int64_t job;
     while ((job = __atomic_fetch_add(&jobs->next, 1, __ATOMIC_RELAXED)) < GE_JOBS)
         ge_job(jobs->inputs, jobs->outputs, job);
-    return NULL;
+    return (void *)0;
 }}
 static void ge_run_jobs(void *const *inputs, void *const *outputs)
 {{
@@ -50,11 +54,11 @@ static void ge_run_jobs(void *const *inputs, void *const *outputs)
     int started = 0;
     {_SET}(1);
     for (int t = 1; t < threads && t < {MAX_THREADS} && t < GE_JOBS; ++t)
-        if (pthread_create(&pool[started], NULL, ge_take_jobs, &jobs) == 0)
+        if (pthread_create(&pool[started], (void *)0, ge_take_jobs, &jobs) == 0)
             ++started;
     ge_take_jobs(&jobs);
     for (int t = 0; t < started; ++t)
-        pthread_join(pool[t], NULL);
+        pthread_join(pool[t], (void **)0);
     {_SET}(threads);
 }}
 """
