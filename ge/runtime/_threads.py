@@ -2,9 +2,11 @@
 
 The default is what onnxruntime's default intra-op pool would use on this host: one thread per
 physical core among the CPUs this process may run on (hyper-threads of one core count once).
-The threads are OpenBLAS's, splitting every sgemm of the matmul and convolution kernels; the
-other kernels run on the calling thread.  OpenBLAS splits the output, never a sum, so the
-results are the same bits for any count (tests/runtime/test_threads.py).
+The threads are OpenBLAS's, splitting every sgemm of the convolution kernels; the MatMul
+kernels, large softmaxes and layer norms split their own work (ge/compiler/opcompile/jobs.py);
+the other kernels run on the calling thread.  Both split the output, never a sum, so the
+results are the same bits for any count where the sgemm kernels are
+(tests/runtime/test_threads.py).
 """
 from __future__ import annotations
 

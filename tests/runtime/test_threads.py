@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from _build import compile_to_om, env_with_repo
+from _build import compile_to_om, env_with_repo, onnxruntime_outputs
 
 import ge.runtime
 from ge.errors import GeError
@@ -108,3 +108,43 @@ def test_command_line_threads(sgemm_om, x, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "ge.runtime", "--model", sgemm_om,
                           "--threads", "0"], env=env_with_repo(), capture_output=True, text=True)
     assert bad.returncode == 255 and "EP0320" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def _jobs_model():
+    """A batched MatMul (6 batches: one job each) + bias + GELU (fused into it), then a
+    softmax and a layer norm large enough to run in blocks of rows (6 x 64 rows of 512)."""
+    rng = np.random.default_rng(5)
+    inits = [numpy_helper.from_array((rng.standard_normal(s) * 0.1).astype(np.float32), n)
+             for n, s in (("w", (256, 512)), ("b", (512,)), ("gamma", (512,)), ("beta", (512,)))]
+    inits += [numpy_helper.from_array(np.array(v, np.float32), n)
+              for n, v in (("sqrt2", 2 ** 0.5), ("one", 1.0), ("half", 0.5))]
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["mm"]),
+             helper.make_node("Add", ["mm", "b"], ["a"]),
+             helper.make_node("Div", ["a", "sqrt2"], ["d"]),
+             helper.make_node("Erf", ["d"], ["e"]),
+             helper.make_node("Add", ["e", "one"], ["e1"]),
+             helper.make_node("Mul", ["a", "e1"], ["ae"]),
+             helper.make_node("Mul", ["ae", "half"], ["g"]),
+             helper.make_node("Softmax", ["g"], ["s"], axis=-1),
+             helper.make_node("LayerNormalization", ["s", "gamma", "beta"], ["y"], axis=-1)]
+    graph = helper.make_graph(
+        nodes, "jobs", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6, 64, 256])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [6, 64, 512])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_kernels_split_over_threads_themselves(tmp_path):
+    """The MatMul (jobs = batches), softmax and layer norm (blocks of rows) split their own work
+    over the model's threads: 2 threads give 1 thread's results to fp32 rounding and their own
+    bits run after run; both match onnxruntime."""
+    model = _jobs_model()
+    om = compile_to_om(model, tmp_path / "jobs.om", PRECISION)
+    x = (np.random.default_rng(1).standard_normal((6, 64, 256)) * 3).astype(np.float32)
+    with ge.runtime.load(om, threads=1) as one, ge.runtime.load(om, threads=2) as two:
+        compiled = [s.type for s in one._plan.root.steps if one.engines[s.name] == "AiCore"]
+        assert {"BatchMatMulV2", "SoftmaxV2", "LayerNorm"} <= set(compiled)
+        a, b = one.run([x])[0], two.run([x])[0]
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6 * np.abs(a).max())
+        assert two.run([x])[0].tobytes() == b.tobytes()
+    ref = onnxruntime_outputs(model, {"x": x})[0]
+    np.testing.assert_allclose(b, ref, rtol=1e-4, atol=1e-5 * np.abs(ref).max())

@@ -5,14 +5,15 @@ vectorises because kernels are built with -fno-trapping-math (build.py); without
 them as branches and the loops stay scalar.  A generator that uses a `ge_*` function adds
 `helpers_for(expression)` to its kernel file.
 
-exp: round x*log2(e) to n, r = x - n*ln2 (ln2 split in two), a degree-6 polynomial for e^r and
-2^n from the exponent bits; x is clamped to [-87, 88] (no overflow, no denormals).
+exp: round x*log2(e) to n (to nearest, ties to even), r = x - n*ln2 (ln2 split in two), a
+degree-6 polynomial for e^r and 2^n from the exponent bits; x is clamped to [-87, 88] (no overflow, no denormals).
 `ge_exp_ieee` adds the IEEE ends: NaN stays NaN, below -87 is 0, above 88 is +inf.
 tanh: an odd polynomial below |x| = 0.625, 1 - 2 / (e^2x + 1) above.
 erf: the Maclaurin series to x^13 below |x| = 0.5 (relative error < 1e-9 there); above,
 1 - t*exp(-x^2 + P(t)) with t = 1 / (1 + |x|/2) (Numerical Recipes' erfc, fractional error
-< 1.2e-7; from |x| = 4 on, 1 - erfc rounds to +-1).  GELU's negative tail uses erfc itself
-(`ge_gelu_erf`), where 1 + erf would cancel.  All within a few float ulp of libm.
+< 1.2e-7; from |x| = 4 on, 1 - erfc rounds to +-1).  GELU (`ge_gelu_erf`) evaluates that erfc
+once, at every x: x/2 erfc(|x|/sqrt2) on the negative side, where 1 + erf would cancel, x minus
+it on the positive side.  All within a few float ulp of libm.
 """
 from __future__ import annotations
 
@@ -22,9 +23,12 @@ FAST_MATH = """\
 static inline float ge_exp(float x)
 {
     x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+    /* t + 1.5*2^23 - 1.5*2^23 rounds t to an integer without a select: with one, GCC
+       evaluated the whole polynomial once per arm */
     const float t = x * 1.44269504088896341f;
-    const int32_t n = (int32_t)(t + (t >= 0.0f ? 0.5f : -0.5f));
-    const float r = (x - (float)n * 0.693359375f) + (float)n * 2.12194440e-4f;
+    const float nf = (t + 12582912.0f) - 12582912.0f;
+    const int32_t n = (int32_t)nf;
+    const float r = (x - nf * 0.693359375f) + nf * 2.12194440e-4f;
     float p = 1.9875691500e-4f;
     p = p * r + 1.3981999507e-3f;
     p = p * r + 8.3334519073e-3f;
@@ -55,7 +59,8 @@ static inline float ge_tanh(float x)
 
 static inline float ge_erfc_tail(float a)
 {
-    /* erfc(a) for a >= 0 (used for a >= 0.5); clamped at 9, where erfc is below 1e-36 */
+    /* erfc(a) for a >= 0 (ge_erf uses it from a = 0.5); clamped at 9, where erfc is below
+       1e-36 */
     const float b = a < 9.0f ? a : 9.0f;
     const float t = 1.0f / (1.0f + 0.5f * b);
     const float poly = -1.26551223f + t * (1.00002368f + t * (0.37409196f + t * (0.09678418f
@@ -76,12 +81,11 @@ static inline float ge_erf(float x)
 }
 static inline float ge_gelu_erf(float x)
 {
-    /* x/2 (1 + erf(x/sqrt2)); below x = -1/sqrt2 as x/2 erfc(-x/sqrt2): 1 + erf cancels there
-       and would lose the relative accuracy of the tail */
-    const float a = -x * 0.70710678118654752f;
-    const float tail = 0.5f * x * ge_erfc_tail(a > 0.5f ? a : 0.5f);
-    const float body = 0.5f * x * (1.0f + ge_erf(x * 0.70710678118654752f));
-    return a > 0.5f ? tail : body;
+    /* x/2 (1 + erf(x/sqrt2)) from one erfc, a = |x|/sqrt2: x/2 erfc(a) for x < 0 (1 + erf
+       would cancel there), x - x/2 erfc(a) for x >= 0.  Numerical Recipes' erfc holds its
+       fractional error over all a >= 0, and neither form cancels, so no series near 0 */
+    const float half_tail = 0.5f * x * ge_erfc_tail(fabsf(x) * 0.70710678118654752f);
+    return x < 0.0f ? half_tail : x - half_tail;
 }
 """
 

@@ -11,10 +11,11 @@ from ge import blas
 from .cgen import (KernelSource, Unsupported, broadcast_strides, flit, io_decls, kernel_file,
                    numel, require_dtypes)
 from .gen_conv import epilogue, epilogue_helpers, render_conv2d
+from .jobs import runner
 
 __all__ = ["MATMUL_OPS", "VERSION", "render_matmul", "render_gemm", "render_conv2d"]
 
-VERSION = 3
+VERSION = 4
 SGEMM = blas.symbol("cblas_sgemm")
 F = ("DT_FLOAT",)
 MATMUL_OPS = {  # op -> (transpose attr of x1, of x2, batched)
@@ -26,10 +27,18 @@ MATMUL_OPS = {  # op -> (transpose attr of x1, of x2, batched)
 _MAX_BATCH_TABLE = 4096
 
 
-def _bias_fill(bias_slot: int, rows: str, n: int) -> list:
-    """Pre-fill C (rows x n at `c`) with the bias row; sgemm then accumulates with beta = 1."""
-    return [f"        for (int64_t r = 0; r < {rows}; ++r) "
-            f"memcpy(c + r * {n}, x{bias_slot}, {n} * sizeof(float));"]
+# Threaded (jobs.py): a job is one batch x one block of output columns, a one-thread sgemm then
+# the bias and activation of its own block; one thread runs each batch whole, as one sgemm.
+MIN_JOB_COLUMNS = 128       # narrower blocks lose more in sgemm than the balance gains
+MIN_JOBS = 4                # a thread that starts late (busy machine) still finds work
+MIN_THREADED_MACS = 1 << 20  # below this a product does not pay for starting threads
+
+
+def _column_blocks(n: int, nb: int) -> int:
+    """Column blocks per batch when threaded (1: the jobs are the batches)."""
+    if nb >= MIN_JOBS:
+        return 1
+    return max(1, min(-(-MIN_JOBS // nb), n // MIN_JOB_COLUMNS))
 
 
 def _check_no_offset(sig, slot: int) -> None:
@@ -68,20 +77,38 @@ def render_matmul(sig) -> KernelSource:
             ob += i * sb[d]
         offs_a.append(oa * m * k)
         offs_b.append(ob * k * n)
-    helpers = [f"static const int64_t off_a[{nb}] = {{{', '.join(map(str, offs_a))}}};",
-               f"static const int64_t off_b[{nb}] = {{{', '.join(map(str, offs_b))}}};", ""]
+    threaded = m * n * k * nb >= MIN_THREADED_MACS
+    blocks = _column_blocks(n, nb) if threaded else 1
+    width = -(-n // blocks)
     lda = m if ta else k
     ldb = k if tb else n
-    body = [f"    for (int64_t bi = 0; bi < {nb}; ++bi) {{",
-            f"        float *c = y0 + bi * {m * n};"]
-    body += _bias_fill(2, str(m), n) if has_bias else []
-    body += [f"        {SGEMM}(CblasRowMajor, {'CblasTrans' if ta else 'CblasNoTrans'}, "
-             f"{'CblasTrans' if tb else 'CblasNoTrans'}, {m}, {n}, {k}, 1.0f, "
-             f"x0 + off_a[bi], {lda}, x1 + off_b[bi], {ldb}, {'1.0f' if has_bias else '0.0f'}, "
-             f"c, {n});"]
-    body += epilogue(sig, "c", str(m * n), "        ") + ["    }"]
-    return KernelSource(kernel_file(sig, "matmul", VERSION, io_decls(sig), body, blas=True,
-                                    helpers=helpers + epilogue_helpers(sig)), needs_blas=True)
+    # a job >= 0 is (batch, block of `width` columns); -1 - bi is all of batch bi (one thread)
+    job = ["static void ge_job(void *const *inputs, void *const *outputs, int64_t job)", "{"]
+    job += ["    " + d for d in io_decls(sig)]
+    job += ["    (void)inputs; (void)outputs;",
+            f"    const int64_t bi = job < 0 ? -1 - job : job / {blocks};",
+            f"    const int64_t j0 = job < 0 ? 0 : job % {blocks} * {width};",
+            f"    const int64_t w = job < 0 ? {n} : ({n} - j0 < {width} ? {n} - j0 : {width});",
+            f"    float *c = y0 + bi * {m * n} + j0;"]
+    if has_bias:    # pre-fill C with the bias row; sgemm then accumulates with beta = 1
+        job += [f"    for (int64_t r = 0; r < {m}; ++r) "
+                f"memcpy(c + r * {n}, x2 + j0, w * sizeof(float));"]
+    job += [f"    {SGEMM}(CblasRowMajor, {'CblasTrans' if ta else 'CblasNoTrans'}, "
+            f"{'CblasTrans' if tb else 'CblasNoTrans'}, {m}, w, {k}, 1.0f, "
+            f"x0 + off_a[bi], {lda}, x1 + off_b[bi] + j0{f' * {ldb}' if tb else ''}, {ldb}, "
+            f"{'1.0f' if has_bias else '0.0f'}, c, {n});"]
+    act = epilogue(sig, "row", "w", "        ")
+    if act:
+        job += [f"    for (int64_t r = 0; r < {m}; ++r) {{",
+                f"        float *row = c + r * {n};"] + act + ["    }"]
+    job += ["}", ""]
+    helpers = [f"static const int64_t off_a[{nb}] = {{{', '.join(map(str, offs_a))}}};",
+               f"static const int64_t off_b[{nb}] = {{{', '.join(map(str, offs_b))}}};",
+               ] + runner(nb * blocks if threaded else 1, nb)
+    helpers += epilogue_helpers(sig) + job
+    body = ["    ge_run_jobs(inputs, outputs);"]
+    return KernelSource(kernel_file(sig, "matmul", VERSION, [], body, blas=True,
+                                    helpers=helpers), needs_blas=True)
 
 
 def render_gemm(sig) -> KernelSource:

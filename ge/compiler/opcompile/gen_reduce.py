@@ -1,6 +1,8 @@
 """Reductions (ReduceSum/Mean/Max/Min over constant axes, GlobalAveragePool), softmax /
-log-softmax over one axis and LayerNorm.  Accumulation is in double, in input order, for every
-output element.  Variants by the node's implementation mode (docs/precision.md, "Kernel
+log-softmax over one axis and LayerNorm (softmax and LayerNorm in blocks of rows over the model's
+threads when large: jobs.py).  Accumulation is in double, in input order, for every
+output element (but the high-performance softmax's sum and LayerNorm's one-pass sums: four
+interleaved partial sums).  Variants by the node's implementation mode (docs/precision.md, "Kernel
 variants"): sums are plain (high performance) or compensated (Neumaier, high precision); softmax
 takes exp in float with the fastmath polynomial or in double; LayerNorm's variance is one pass
 over the row (E[x^2] - m^2) or two (the mean first).
@@ -8,13 +10,14 @@ over the row (E[x^2] - m^2) or two (the mean first).
 from __future__ import annotations
 
 from .fastmath import FAST_MATH
+from .jobs import over_rows
 from .cgen import (KernelSource, Unsupported, broadcast_strides, high_precision, io_decls,
                    kernel_file, loop_nest, numel, offset_expr, require_dtypes, strides_of)
 
 __all__ = ["REDUCE_OPS", "SOFTMAX_OPS", "NORM_OPS", "VERSION", "render_reduce", "render_softmax",
            "render_layer_norm"]
 
-VERSION = 3
+VERSION = 4
 F = ("DT_FLOAT",)
 
 # op -> (initial accumulator, update statement over `acc` and `v`, finalisation over acc and n)
@@ -78,8 +81,8 @@ def render_reduce(sig) -> KernelSource:
 
 
 def render_softmax(sig) -> KernelSource:
-    """One row at a time: max, then exp once per element (kept in y) with the sum in double,
-    then one scaling pass; like the reference, a non-finite row max counts as 0."""
+    """One row at a time: max (in float: exact), then exp once per element (kept in y) with the
+    sum in double, then one scaling pass; like the reference, a non-finite row max counts as 0."""
     require_dtypes(sig, {0: F}, {0: F})
     shape = list(sig.inputs[0].shape)
     if any(d <= 0 for d in shape) or not shape:
@@ -103,22 +106,35 @@ def render_softmax(sig) -> KernelSource:
                 f"        for (int64_t k = 0; k < {n}; ++k) "
                 f"yr{at} = (float)(exp((double)xr{at} - m) / s);"]
     else:   # exp in float without libm (vectorised), the sum in double, one scaling pass
-        rest = [f"        const float mf = (float)m;",
-                f"        for (int64_t k = 0; k < {n}; ++k) yr{at} = ge_exp_ieee(xr{at} - mf);",
-                f"        for (int64_t k = 0; k < {n}; ++k) s += (double)yr{at};",
-                "        const float inv = (float)(1.0 / s);",
-                f"        for (int64_t k = 0; k < {n}; ++k) yr{at} = yr{at} * inv;"]
-    body = [
-        f"    for (int64_t r = 0; r < {outer * inner}; ++r) {{",
+        rest = [f"        for (int64_t k = 0; k < {n}; ++k) yr{at} = ge_exp_ieee(xr{at} - m);"]
+        rest += _partial_sums(n, "yr[{k}]" if inner == 1 else f"yr[({{k}}) * {inner}]")
+        rest += ["        const float inv = (float)(1.0 / s);",
+                 f"        for (int64_t k = 0; k < {n}; ++k) yr{at} = yr{at} * inv;"]
+    row = [
         f"        const int64_t p = (r / {inner}) * {n * inner} + r % {inner};",
         "        const float *xr = x0 + p;",
         "        float *yr = y0 + p;",
-        "        double m = -INFINITY, s = 0.0;",
-        f"        for (int64_t k = 0; k < {n}; ++k) if (xr{at} > m) m = xr{at};",
-        "        if (!isfinite(m)) m = 0.0;",
-    ] + rest + ["    }"]
-    return KernelSource(kernel_file(sig, "softmax", VERSION, io_decls(sig), body,
-                                    helpers=[] if log or high_precision(sig) else [FAST_MATH]))
+        "        float m = -INFINITY;",        # a float max: exact, and the loop vectorises
+        "        double s = 0.0;",
+        f"        for (int64_t k = 0; k < {n}; ++k) m = xr{at} > m ? xr{at} : m;",
+        "        if (!isfinite(m)) m = 0.0f;",
+    ] + rest
+    helpers, body, threaded = over_rows(outer * inner, n, io_decls(sig), row)
+    fast = [] if log or high_precision(sig) else [FAST_MATH]
+    return KernelSource(kernel_file(sig, "softmax", VERSION, [], body, helpers=fast + helpers),
+                        needs_blas=threaded)
+
+
+def _partial_sums(n: int, item: str, lanes: int = 4) -> list:
+    """`s` = the sum over k < n of `item` (a template over {k}) in double, as `lanes`
+    interleaved partial sums: they pipeline, where one running sum waits on every add."""
+    full = n - n % lanes
+    names = [f"s{i}" for i in range(lanes)]
+    adds = " ".join(f"{v} += (double){item.format(k=f'k + {i}')};" for i, v in enumerate(names))
+    return [f"        double {', '.join(f'{v} = 0.0' for v in names)};",
+            f"        for (int64_t k = 0; k < {full}; k += {lanes}) {{ {adds} }}",
+            f"        for (int64_t k = {full}; k < {n}; ++k) s0 += (double){item.format(k='k')};",
+            f"        s = ({' + '.join(names)});"]
 
 
 def render_layer_norm(sig) -> KernelSource:
@@ -150,7 +166,10 @@ def render_layer_norm(sig) -> KernelSource:
     g_at = "[k]" if g_step else "[0]"
     b_at = "[k]" if b_step else "[0]"
     eps = float(sig.attr("epsilon", 1e-7))
-    row = [
+    dims = shape[:axis] or [1]
+    index = [f"const int64_t i{d} = r / {numel(dims[d + 1:])} % {dim}; (void)i{d};"
+             for d, dim in enumerate(dims)]     # the indices of row r (gamma/beta offsets)
+    row = index + [
         f"const int64_t p = r * {n};",
         "const float *xr = x0 + p;",
         f"const float *g = x1 + {g_off};",
@@ -162,11 +181,11 @@ def render_layer_norm(sig) -> KernelSource:
         f"    y0[p + k] = (float)((xr[k] - m) / sd * g{g_at} + b{b_at});",
         "y1[r] = (float)m;",
         "y2[r] = (float)v;",
-        "++r;",
     ]
-    dims = shape[:axis] or [1]
-    body = ["    int64_t r = 0;"] + loop_nest(dims, row)
-    return KernelSource(kernel_file(sig, "norm", VERSION, io_decls(sig), body))
+    helpers, body, threaded = over_rows(numel(dims), n, io_decls(sig),
+                                        ["        " + line for line in row])
+    return KernelSource(kernel_file(sig, "norm", VERSION, [], body, helpers=helpers),
+                        needs_blas=threaded)
 
 
 def _two_pass(n: int) -> list:
@@ -177,7 +196,17 @@ def _two_pass(n: int) -> list:
 
 
 def _one_pass(n: int) -> list:
-    return [f"for (int64_t k = 0; k < {n}; ++k) {{ const double d = xr[k]; m += d; v += d * d; }}",
+    """Sum and sum of squares as four interleaved partial sums each (they pipeline)."""
+    full = n - n % 4
+    lanes = " ".join(f"const double d{i} = xr[k + {i}]; m{i} += d{i}; v{i} += d{i} * d{i};"
+                     for i in range(4))
+    return ["double m0 = 0.0, m1 = 0.0, m2 = 0.0, m3 = 0.0;",
+            "double v0 = 0.0, v1 = 0.0, v2 = 0.0, v3 = 0.0;",
+            f"for (int64_t k = 0; k < {full}; k += 4) {{ {lanes} }}",
+            f"for (int64_t k = {full}; k < {n}; ++k) "
+            "{ const double d = xr[k]; m0 += d; v0 += d * d; }",
+            "m = (m0 + m1) + (m2 + m3);",
+            "v = (v0 + v1) + (v2 + v3);",
             f"m /= {n}.0;",
             f"v = v / {n}.0 - m * m;",
             "if (v < 0.0) v = 0.0;"]
