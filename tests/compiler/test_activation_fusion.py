@@ -8,10 +8,11 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from ge.compiler.api import build_graph, save_om
+from ge.compiler.api import save_om
 from ge.ops.defs._common import FUSED_ACTIVATION
 from ge.ops.interpreter import run_graph
-from ge.parser.onnx import parse_onnx
+
+from ._fusion_checks import compile_types as _compile, fusion_effects as _effects
 
 REFERENCE = {"ge.socVersion": "Ascend310P3", "ge.exec.exclude_engines": "AiCore|AiVec",
              "ge.op_compiler_cache_mode": "disable",
@@ -63,16 +64,6 @@ def matmul_gelu_model(order):
     inits = [_init("w", (16, 24)), _init("b", (24,)), _scalar("sqrt2", math.sqrt(2.0)),
              _scalar("one", 1.0), _scalar("half", 0.5)]
     return _model(nodes, (2, 5, 16), inits)
-
-
-def _compile(model, options, **extra):
-    compiled = build_graph(parse_onnx(model, {}), dict(options, **extra))
-    return compiled, [n.type for n in compiled.graph.nodes]
-
-
-def _effects(compiled, name):
-    return sum(int(r["graph_fusion"].get(name, {}).get("effect_times", 0))
-               for r in compiled.context.report.to_records())
 
 
 def _ort(model, x):
