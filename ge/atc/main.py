@@ -7,11 +7,10 @@ and never raises: user errors are coded reports, Ctrl-C and SIGTERM are the code
 """
 from __future__ import annotations
 
-import contextlib
 import gc
 import os
 
-from ge import errors as ge_errors
+from ge import collector, errors as ge_errors
 
 from .help import help_text, program_name
 from .parse import ParseFailure, parse_args
@@ -80,28 +79,13 @@ def _main(argv: list[str], log: ErrorLog, holder: dict) -> int:
         return _finish(ok, prog, log, state, dots)
 
 
-@contextlib.contextmanager
-def _collector_paused():
-    """A run imports ~150 modules and builds a graph, protobufs and reports that all live
-    until it ends; CPython's cyclic collector would rescan that growing heap ~130 times
-    (0.1-0.2 s of a ResNet-50 compile) to find almost nothing.  The few cycles a run drops
-    are collected after it (the passes' stages pause it too: ge.passes.runner)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def main_impl(argv: list[str]) -> int:
     """The whole ATC run for `argv` (argv[0] = program as invoked); returns 0 or -1."""
     argv = [str(a) for a in (argv or ["atc"])]
     holder: dict = {"prog": program_name(argv[0]), "logs": None, "dots": False}
     log = ErrorLog()
     try:
-        with _collector_paused():
+        with collector.paused():
             return _main(argv, log, holder)
     except KeyboardInterrupt as exc:                      # Ctrl-C, SIGTERM: EP0004
         from .interrupt import signal_name

@@ -11,7 +11,6 @@ meet_requirements errors) are logged and, when tracing, recorded in the report.
 from __future__ import annotations
 
 import difflib
-import gc
 import inspect
 import logging
 import os
@@ -19,7 +18,7 @@ import time
 import traceback
 from typing import Optional
 
-from ge import ops
+from ge import collector, ops
 from ge.errors import GeError, warn
 from ge.graph import Graph, GraphCycleError, GraphInvariantError
 
@@ -491,13 +490,8 @@ def run_stage(graph: Graph, stage: PassStage, options: dict, report: Optional[Fu
     _check_name_clashes()
     passes = sorted((d for d in all_passes() if d.stage == stage),
                     key=lambda d: d.pass_name.encode())
-    # Rewrites allocate many small objects that live as long as the graph; CPython's cyclic
-    # collector would rescan the whole (growing) heap again and again, making big graphs
-    # superlinear.  Nothing a pass creates needs collecting before the stage ends.
     seconds = pass_timeout(options) if passes else 0.0
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector.paused():        # nothing a pass creates needs collecting before the end
         for desc in passes:
             forbidden = bool(getattr(desc.cls, "__ge_forbidden_close__", False))
             if not switches.enabled(desc.pass_name, desc.builtin, forbidden):
@@ -505,6 +499,3 @@ def run_stage(graph: Graph, stage: PassStage, options: dict, report: Optional[Fu
                 report.switched_off(graph.name, desc.pass_name, stage.value)
                 continue
             _run_pass(desc, graph, stage, options, report, seconds)
-    finally:
-        if gc_was_enabled:
-            gc.enable()

@@ -166,7 +166,7 @@ def _c_string(text: str) -> str:
 # `<string.h>`, `<stdint.h>` and `<cblas.h>`: parsing those headers cost about as much as
 # compiling a small kernel (docs/kernel-abi.md, "The binary").  The integer types are the
 # compiler's own predefined ones, i.e. those of <stdint.h> on every target; the libm functions
-# are the ISO C ones, so the compiler knows them as builtins; tests/opcompile/test_prelude.py
+# are the ISO C ones, so the compiler knows them as builtins; tests/opcompile/test_build.py
 # compiles these declarations after the real headers to show that they agree.
 INT_TYPES = ("int8_t", "int16_t", "int32_t", "int64_t",
              "uint8_t", "uint16_t", "uint32_t", "uint64_t")
@@ -185,9 +185,12 @@ MACROS = {"NULL": "((void *)0)", "NAN": "(__builtin_nanf(\"\"))", "INFINITY": "(
 # the part of the scipy-openblas32 cblas.h the kernels call (its blasint is int)
 BLAS_ENUMS = {"CBLAS_ORDER": {"CblasRowMajor": 101, "CblasColMajor": 102},
               "CBLAS_TRANSPOSE": {"CblasNoTrans": 111, "CblasTrans": 112}}
-BLAS_DECLS = (f"void {blas_lib.symbol('cblas_sgemm')}(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE, "
-              "int, int, int, float, const float *, int, const float *, int, float, float *, "
-              "int);",)
+BLAS_DECLS = (f"void {blas_lib.symbol('cblas_sgemm')}(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, "
+              "enum CBLAS_TRANSPOSE, int, int, int, float, const float *, int, const float *, "
+              "int, float, float *, int);",
+              # the thread count, read and set by the kernels that split their own work (jobs.py)
+              f"int {blas_lib.symbol('openblas_get_num_threads')}(void);",
+              f"void {blas_lib.symbol('openblas_set_num_threads')}(int);")
 
 
 def libc_decls() -> list:

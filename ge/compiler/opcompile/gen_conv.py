@@ -61,7 +61,8 @@ def epilogue(sig, ptr: str, count: str, indent: str, residual: str = "") -> list
 
 def _residual(sig, ptr: str) -> str:
     """The C pointer into the residual input (ConvAddFusionPass) at output pointer `ptr`, or
-    "" without one: the residual has y's shape, so y's offsets index it."""
+    "" without one: the residual has y's shape (Conv2D's shape inference refuses any other),
+    so y's offsets index it."""
     present = len(sig.inputs) > RESIDUAL_SLOT and sig.inputs[RESIDUAL_SLOT] is not None
     return f"(x{RESIDUAL_SLOT} + ({ptr} - y0))" if present else ""
 
@@ -191,9 +192,6 @@ def render_conv2d(sig) -> KernelSource:
     require_dtypes(sig, {0: F, 1: F, 2: F, RESIDUAL_SLOT: F}, {0: F})
     if len(sig.inputs) > 3 and sig.inputs[3] is not None:
         raise Unsupported("quantised offset_w input")
-    if _residual(sig, "y0") and tuple(sig.inputs[RESIDUAL_SLOT].shape) != tuple(
-            sig.outputs[0].shape):
-        raise Unsupported("a residual of another shape than y")
     g = _geometry(sig)
     if g["cg"] == 1 and g["groups"] > 1:
         return KernelSource(kernel_file(sig, "conv2d", VERSION, io_decls(sig), _channelwise(sig, g),

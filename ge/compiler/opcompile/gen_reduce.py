@@ -107,7 +107,8 @@ def render_softmax(sig) -> KernelSource:
                 f"yr{at} = (float)(exp((double)xr{at} - m) / s);"]
     else:   # exp in float without libm (vectorised), the sum in double, one scaling pass
         rest = [f"        for (int64_t k = 0; k < {n}; ++k) yr{at} = ge_exp_ieee(xr{at} - m);"]
-        rest += _partial_sums(n, "yr[{k}]" if inner == 1 else f"yr[({{k}}) * {inner}]")
+        item = "(double)yr[{k}]" if inner == 1 else f"(double)yr[({{k}}) * {inner}]"
+        rest += ["        " + line for line in _partial_sums(n, {"s": item})]
         rest += ["        const float inv = (float)(1.0 / s);",
                  f"        for (int64_t k = 0; k < {n}; ++k) yr{at} = yr{at} * inv;"]
     row = [
@@ -121,20 +122,33 @@ def render_softmax(sig) -> KernelSource:
     ] + rest
     helpers, body, threaded = over_rows(outer * inner, n, io_decls(sig), row)
     fast = [] if log or high_precision(sig) else [FAST_MATH]
-    return KernelSource(kernel_file(sig, "softmax", VERSION, [], body, helpers=fast + helpers),
+    return KernelSource(kernel_file(sig, "softmax", VERSION, [], body, blas=threaded,
+                                    helpers=fast + helpers),
                         needs_blas=threaded)
 
 
-def _partial_sums(n: int, item: str, lanes: int = 4) -> list:
-    """`s` = the sum over k < n of `item` (a template over {k}) in double, as `lanes`
-    interleaved partial sums: they pipeline, where one running sum waits on every add."""
-    full = n - n % lanes
-    names = [f"s{i}" for i in range(lanes)]
-    adds = " ".join(f"{v} += (double){item.format(k=f'k + {i}')};" for i, v in enumerate(names))
-    return [f"        double {', '.join(f'{v} = 0.0' for v in names)};",
-            f"        for (int64_t k = 0; k < {full}; k += {lanes}) {{ {adds} }}",
-            f"        for (int64_t k = {full}; k < {n}; ++k) s0 += (double){item.format(k='k')};",
-            f"        s = ({' + '.join(names)});"]
+LANES = 4       # interleaved partial sums: they pipeline, where one running sum waits on each add
+
+
+def _partial_sums(n: int, sums: dict) -> list:
+    """For each name -> item (a C expression in double, a template over {k}): name = the sum
+    of item over k < n, as LANES interleaved partial sums in one loop, added pairwise."""
+    full = n - n % LANES
+    lines = [f"double {', '.join(f'{v}{i} = 0.0' for i in range(LANES))};" for v in sums]
+    adds = " ".join(f"{v}{i} += {item.format(k=f'k + {i}')};"
+                    for i in range(LANES) for v, item in sums.items())
+    tail = " ".join(f"{v}0 += {item.format(k='k')};" for v, item in sums.items())
+    lines += [f"for (int64_t k = 0; k < {full}; k += {LANES}) {{ {adds} }}",
+              f"for (int64_t k = {full}; k < {n}; ++k) {{ {tail} }}"]
+    return lines + [f"{v} = {_pairwise([f'{v}{i}' for i in range(LANES)])};" for v in sums]
+
+
+def _pairwise(terms: list) -> str:
+    """(a + b) + (c + d) for [a, b, c, d]: the partial sums added as a balanced tree."""
+    if len(terms) == 1:
+        return terms[0]
+    half = len(terms) // 2
+    return f"({_pairwise(terms[:half])} + {_pairwise(terms[half:])})"
 
 
 def render_layer_norm(sig) -> KernelSource:
@@ -184,7 +198,8 @@ def render_layer_norm(sig) -> KernelSource:
     ]
     helpers, body, threaded = over_rows(numel(dims), n, io_decls(sig),
                                         ["        " + line for line in row])
-    return KernelSource(kernel_file(sig, "norm", VERSION, [], body, helpers=helpers),
+    return KernelSource(kernel_file(sig, "norm", VERSION, [], body, blas=threaded,
+                                    helpers=helpers),
                         needs_blas=threaded)
 
 
@@ -196,17 +211,9 @@ def _two_pass(n: int) -> list:
 
 
 def _one_pass(n: int) -> list:
-    """Sum and sum of squares as four interleaved partial sums each (they pipeline)."""
-    full = n - n % 4
-    lanes = " ".join(f"const double d{i} = xr[k + {i}]; m{i} += d{i}; v{i} += d{i} * d{i};"
-                     for i in range(4))
-    return ["double m0 = 0.0, m1 = 0.0, m2 = 0.0, m3 = 0.0;",
-            "double v0 = 0.0, v1 = 0.0, v2 = 0.0, v3 = 0.0;",
-            f"for (int64_t k = 0; k < {full}; k += 4) {{ {lanes} }}",
-            f"for (int64_t k = {full}; k < {n}; ++k) "
-            "{ const double d = xr[k]; m0 += d; v0 += d * d; }",
-            "m = (m0 + m1) + (m2 + m3);",
-            "v = (v0 + v1) + (v2 + v3);",
-            f"m /= {n}.0;",
-            f"v = v / {n}.0 - m * m;",
-            "if (v < 0.0) v = 0.0;"]
+    """Sum and sum of squares in one pass (E[x^2] - m^2)."""
+    return _partial_sums(n, {"m": "(double)xr[{k}]",
+                             "v": "(double)xr[{k}] * (double)xr[{k}]"}) + [
+        f"m /= {n}.0;",
+        f"v = v / {n}.0 - m * m;",
+        "if (v < 0.0) v = 0.0;"]

@@ -10,9 +10,9 @@ threads wait for each other inside every sgemm, and on a busy machine one desche
 stalled the whole product.
 
 N is the model's count (docs/runtime.md, "Threads"), the one the runtime gives OpenBLAS at the
-start of each run, so these kernels link the BLAS to read it.  The runner declares what it calls
-(the two OpenBLAS thread functions, pthread_create / pthread_join with glibc's pthread_t), so a
-kernel needs no header for it.  While the jobs run OpenBLAS is
+start of each run, so these kernels link the BLAS to read it (its thread functions are declared
+by cgen's BLAS prelude).  The runner declares pthread_create / pthread_join (glibc's
+pthread_t), so a kernel needs no header for them.  While the jobs run OpenBLAS is
 set to one thread (each job's sgemm is one thread's work), and back to N after.
 """
 from __future__ import annotations
@@ -29,8 +29,6 @@ _RUNNER = f"""\
 typedef unsigned long ge_thread_t;
 extern int pthread_create(ge_thread_t *, const void *, void *(*)(void *), void *);
 extern int pthread_join(ge_thread_t, void **);
-extern int {_GET}(void);
-extern void {_SET}(int);
 typedef struct {{ void *const *inputs; void *const *outputs; int64_t next; }} ge_jobs_t;
 static void ge_job(void *const *inputs, void *const *outputs, int64_t job);
 static void *ge_take_jobs(void *arg)

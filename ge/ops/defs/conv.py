@@ -310,10 +310,11 @@ _TAIL = (Port("bias", "optional"), Port("offset_w", "optional"))
 # to the convolution (after the bias, before a fused activation), as onnxruntime's FusedConv
 # adds its Sum input; not a port of CANN's Conv2D.
 RESIDUAL = Port("residual", "optional")
-RESIDUAL_SLOT = 4
+_CONV2D_INPUTS = (Port("x"), Port("filter")) + _TAIL + (RESIDUAL,)
+RESIDUAL_SLOT = _CONV2D_INPUTS.index(RESIDUAL)
 
 register(OpDef("Conv2D", kernel_gen="conv2d",
-               inputs=(Port("x"), Port("filter")) + _TAIL + (RESIDUAL,), outputs=(Port("y"),),
+               inputs=_CONV2D_INPUTS, outputs=(Port("y"),),
                attrs=_attrs(2, "NHWC", False), infer=_conv_infer(2), kernel=_conv_kernel(2),
                resolve=_conv_resolve(2),
                family=FAMILY, doc="2-D convolution"))
