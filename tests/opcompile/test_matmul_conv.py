@@ -110,3 +110,40 @@ def test_unknown_fused_activation_is_refused(rng):
     a, b = np.ones((2, 3), F32), np.ones((3, 4), F32)
     sig = make_sig("MatMulV2", [a, b], [np.ones((2, 4), F32)], {"fused_activation": "Sigmoid"})
     assert "fused activation" in check_supported(sig)
+
+
+def test_threaded_matmul_called_from_many_threads_at_once(rng):
+    """A kernel that splits its work keeps one pool of workers (ge/compiler/opcompile/jobs.py);
+    a caller that finds it busy, or OpenBLAS set to one thread by another caller, runs its
+    product alone, so concurrent calls from several threads (cffi releases the GIL) each get
+    their own result (to rounding: a busy caller's sgemm may run on OpenBLAS's threads, which
+    on Haswell do not keep one thread's bits)."""
+    import threading
+
+    from ge import blas
+    from kernel_check import make_sig, run_compiled
+    a = rng.standard_normal((4, 64, 256)).astype(F32)
+    b = rng.standard_normal((256, 512)).astype(F32)
+    sig = make_sig("BatchMatMulV2", [a, b], [np.zeros((4, 64, 512), F32)], {})
+    blas.load()
+    blas.set_threads(2)
+    try:
+        inputs = [[a * (i + 1), b] for i in range(4)]
+        expected = [run_compiled(sig, x)[0] for x in inputs]
+        got: dict = {}
+
+        def call(i):
+            got[i] = [run_compiled(sig, inputs[i])[0] for _ in range(20)]
+
+        threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        blas.set_threads(1)
+    for i, outs in got.items():
+        np.testing.assert_allclose(expected[i], np.matmul(inputs[i][0], b), rtol=1e-4, atol=1e-3)
+        for o in outs:
+            np.testing.assert_allclose(o, expected[i], rtol=1e-5,
+                                       atol=1e-5 * np.abs(expected[i]).max())

@@ -148,3 +148,37 @@ def test_kernels_split_over_threads_themselves(tmp_path):
         assert two.run([x])[0].tobytes() == b.tobytes()
     ref = onnxruntime_outputs(model, {"x": x})[0]
     np.testing.assert_allclose(b, ref, rtol=1e-4, atol=1e-5 * np.abs(ref).max())
+
+
+def test_job_workers_persist_survive_fork_and_leave_with_the_model(tmp_path):
+    """Each kernel that splits its work starts its N-1 workers on its first threaded call and
+    keeps them (no thread per call; `top -H` shows them as ge-jobs); a forked child starts its
+    own; closing the model joins them.  The jobs model has three such kernels (MatMul,
+    softmax, layer norm): with 2 threads, three workers."""
+    om = compile_to_om(_jobs_model(), tmp_path / "jobs.om", PRECISION)
+    x = (np.random.default_rng(2).standard_normal((6, 64, 256))).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    code = ("import gc, os, sys, numpy as np, ge.runtime\n"
+            "def tasks():\n"
+            "    names = [open(f'/proc/self/task/{t}/comm').read().strip()\n"
+            "             for t in os.listdir('/proc/self/task')]\n"
+            "    return names.count('ge-jobs')\n"
+            "x = np.load(sys.argv[2])\n"
+            "model = ge.runtime.load(sys.argv[1], threads=2)\n"
+            "first = model.run([x])[0].copy()\n"
+            "after_one = tasks()\n"
+            "same = model.run([x])[0].tobytes() == first.tobytes()\n"
+            "after_two = tasks()\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    os._exit(0 if model.run([x])[0].tobytes() == first.tobytes() else 3)\n"
+            "_, status = os.waitpid(pid, 0)\n"
+            "model.close(); del model; gc.collect()\n"
+            "print(after_one, after_two, tasks(), os.waitstatus_to_exitcode(status), same)\n")
+    done = subprocess.run([sys.executable, "-W", "ignore", "-c", code, str(om),
+                           str(tmp_path / "x.npy")], env=env_with_repo(), capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    after_one, after_two, closed, child, same = done.stdout.split()
+    assert (after_one, after_two, closed) == ("3", "3", "0")
+    assert (child, same) == ("0", "True")

@@ -4,16 +4,23 @@
 A kernel file defines `static void ge_job(void *const *inputs, void *const *outputs, int64_t
 job)` and calls `ge_run_jobs(inputs, outputs)`.  With one thread that runs jobs -1 .. -serial
 in order (a kernel's one-thread split, which may be coarser: a whole sgemm, not column blocks);
-with N threads the calling thread and N-1 pthreads take jobs 0 .. jobs-1 in turn from a shared
-counter.  A thread the machine does not schedule leaves its jobs to the others: OpenBLAS's own
-threads wait for each other inside every sgemm, and on a busy machine one descheduled thread
-stalled the whole product.
+with N threads the calling thread and N-1 workers take jobs 0 .. jobs-1 in turn from a shared
+ticket (generation << 32 | next job), and the caller waits until every job is done, not for
+the workers: a worker the machine does not schedule leaves its jobs to the others (OpenBLAS's
+own threads wait for each other inside every sgemm, and on a busy machine one descheduled
+thread stalled the whole product).
+
+The workers are the kernel library's own: started on its first threaded call, asleep on a
+condition variable between calls, joined by the library's destructor (dlclose, exit); a forked
+child starts new ones.  Starting a thread per call cost BERT-base 2 threads about 15% (and more
+when the other core was idle).  A second caller that finds the pool busy runs its jobs alone.
 
 N is the model's count (docs/runtime.md, "Threads"), the one the runtime gives OpenBLAS at the
 start of each run, so these kernels link the BLAS to read it (its thread functions are declared
-by cgen's BLAS prelude).  The runner declares pthread_create / pthread_join (glibc's
-pthread_t), so a kernel needs no header for them.  While the jobs run OpenBLAS is
-set to one thread (each job's sgemm is one thread's work), and back to N after.
+by cgen's BLAS prelude).  The runner declares what it uses of pthreads (glibc's pthread_t; a
+zeroed mutex or condition variable is an initialised one), so a kernel needs no header.  While
+the jobs run OpenBLAS is set to one thread (each job's sgemm is one thread's work), and back to
+N after.
 """
 from __future__ import annotations
 
@@ -24,40 +31,114 @@ __all__ = ["MAX_THREADS", "runner", "over_rows"]
 MAX_THREADS = 64
 _GET = blas.symbol("openblas_get_num_threads")
 _SET = blas.symbol("openblas_set_num_threads")
+WORKER_NAME = "ge-jobs"     # what `top -H` and /proc/<pid>/task/*/comm show
 
 _RUNNER = f"""\
 typedef unsigned long ge_thread_t;
+typedef union {{ char bytes[128]; long double align; }} ge_sync_t;  /* zeroed = initialised */
 extern int pthread_create(ge_thread_t *, const void *, void *(*)(void *), void *);
 extern int pthread_join(ge_thread_t, void **);
-typedef struct {{ void *const *inputs; void *const *outputs; int64_t next; }} ge_jobs_t;
+extern int pthread_setname_np(ge_thread_t, const char *);
+extern int pthread_mutex_lock(ge_sync_t *);
+extern int pthread_mutex_unlock(ge_sync_t *);
+extern int pthread_cond_wait(ge_sync_t *, ge_sync_t *);
+extern int pthread_cond_broadcast(ge_sync_t *);
+extern int sched_yield(void);
+extern int getpid(void);
 static void ge_job(void *const *inputs, void *const *outputs, int64_t job);
-static void *ge_take_jobs(void *arg)
+static struct {{
+    uint64_t ticket;            /* generation << 32 | next job of that generation */
+    int64_t done;               /* jobs of the current generation finished */
+    void *const *inputs;
+    void *const *outputs;
+    uint64_t base;
+    int busy, pid, workers, active, stop;
+    ge_sync_t lock, wake;
+    ge_thread_t threads[{MAX_THREADS - 1}];
+}} ge_pool;
+
+static void ge_take_jobs(uint64_t generation)
 {{
-    ge_jobs_t *jobs = (ge_jobs_t *)arg;
-    int64_t job;
-    while ((job = __atomic_fetch_add(&jobs->next, 1, __ATOMIC_RELAXED)) < GE_JOBS)
-        ge_job(jobs->inputs, jobs->outputs, job);
-    return (void *)0;
+    uint64_t t = __atomic_load_n(&ge_pool.ticket, __ATOMIC_ACQUIRE);
+    while ((t >> 32) == generation && (t & 0xffffffffu) < GE_JOBS) {{
+        if (__atomic_compare_exchange_n(&ge_pool.ticket, &t, t + 1, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {{
+            ge_job(ge_pool.inputs, ge_pool.outputs, (int64_t)(t & 0xffffffffu));
+            __atomic_fetch_add(&ge_pool.done, 1, __ATOMIC_RELEASE);
+            t = __atomic_load_n(&ge_pool.ticket, __ATOMIC_ACQUIRE);
+        }}
+    }}
 }}
+
+static void *ge_worker(void *arg)
+{{
+    const int index = (int)(long)arg;
+    uint64_t seen = ge_pool.base;   /* the generation before the one that started it */
+    for (;;) {{
+        pthread_mutex_lock(&ge_pool.lock);
+        while (__atomic_load_n(&ge_pool.ticket, __ATOMIC_ACQUIRE) >> 32 == seen
+               && !ge_pool.stop)
+            pthread_cond_wait(&ge_pool.wake, &ge_pool.lock);
+        const int stop = ge_pool.stop;
+        pthread_mutex_unlock(&ge_pool.lock);
+        if (stop)
+            return (void *)0;
+        seen = __atomic_load_n(&ge_pool.ticket, __ATOMIC_ACQUIRE) >> 32;
+        if (index < __atomic_load_n(&ge_pool.active, __ATOMIC_ACQUIRE))
+            ge_take_jobs(seen);
+    }}
+}}
+
+__attribute__((destructor)) static void ge_stop_workers(void)
+{{
+    if (ge_pool.workers == 0 || ge_pool.pid != getpid())
+        return;
+    pthread_mutex_lock(&ge_pool.lock);
+    ge_pool.stop = 1;
+    pthread_cond_broadcast(&ge_pool.wake);
+    pthread_mutex_unlock(&ge_pool.lock);
+    for (int w = 0; w < ge_pool.workers; ++w)
+        pthread_join(ge_pool.threads[w], (void **)0);
+    ge_pool.workers = 0;
+}}
+
 static void ge_run_jobs(void *const *inputs, void *const *outputs)
 {{
     const int threads = {_GET}();
-    ge_jobs_t jobs = {{inputs, outputs, 0}};
-    if (threads <= 1 || GE_JOBS <= 1) {{
-        for (int64_t job = 0; job < GE_SERIAL_JOBS; ++job)
+    int helpers = threads - 1;
+    if (helpers > GE_JOBS - 1) helpers = GE_JOBS - 1;
+    if (helpers > {MAX_THREADS - 1}) helpers = {MAX_THREADS - 1};
+    if (helpers <= 0 || __atomic_exchange_n(&ge_pool.busy, 1, __ATOMIC_ACQUIRE)) {{
+        for (int64_t job = 0; job < GE_SERIAL_JOBS; ++job)   /* one thread, or a second caller */
             ge_job(inputs, outputs, -1 - job);
         return;
     }}
-    ge_thread_t pool[{MAX_THREADS}];
-    int started = 0;
+    if (ge_pool.pid != getpid()) {{      /* first call, or a forked child: no workers yet */
+        ge_pool.workers = 0;
+        ge_pool.pid = getpid();
+        ge_pool.lock = (ge_sync_t){{{{0}}}};
+        ge_pool.wake = (ge_sync_t){{{{0}}}};
+    }}
+    ge_pool.base = __atomic_load_n(&ge_pool.ticket, __ATOMIC_RELAXED) >> 32;
+    while (ge_pool.workers < helpers
+           && pthread_create(&ge_pool.threads[ge_pool.workers], (void *)0, ge_worker,
+                             (void *)(long)ge_pool.workers) == 0)
+        pthread_setname_np(ge_pool.threads[ge_pool.workers++], "{WORKER_NAME}");
     {_SET}(1);
-    for (int t = 1; t < threads && t < {MAX_THREADS} && t < GE_JOBS; ++t)
-        if (pthread_create(&pool[started], (void *)0, ge_take_jobs, &jobs) == 0)
-            ++started;
-    ge_take_jobs(&jobs);
-    for (int t = 0; t < started; ++t)
-        pthread_join(pool[t], (void **)0);
+    ge_pool.inputs = inputs;
+    ge_pool.outputs = outputs;
+    __atomic_store_n(&ge_pool.done, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&ge_pool.active, helpers, __ATOMIC_RELAXED);
+    const uint64_t generation = (__atomic_load_n(&ge_pool.ticket, __ATOMIC_RELAXED) >> 32) + 1;
+    pthread_mutex_lock(&ge_pool.lock);
+    __atomic_store_n(&ge_pool.ticket, generation << 32, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&ge_pool.wake);
+    pthread_mutex_unlock(&ge_pool.lock);
+    ge_take_jobs(generation);
+    while (__atomic_load_n(&ge_pool.done, __ATOMIC_ACQUIRE) < GE_JOBS)
+        sched_yield();
     {_SET}(threads);
+    __atomic_store_n(&ge_pool.busy, 0, __ATOMIC_RELEASE);
 }}
 """
 
