@@ -101,11 +101,18 @@ def ours_argv(prefix: Optional[Path], model: Path, output: Path, cache: Path) ->
                     f"--soc_version={SOC}", f"--op_compiler_cache_dir={cache}", "--precision_mode=must_keep_origin_dtype"]
 
 
+GENERATE = ("import sys\n"
+            f"sys.path.insert(0, {str(REPO_ROOT)!r})\n"
+            "from bench.models import MODELS, save\n"
+            "save(MODELS[sys.argv[1]](size='full'), sys.argv[2])\n")
+
+
 def generate(name: str, directory: Path) -> Path:
-    from bench.models import MODELS, save
+    """The model, written by a child process: this one stays small, because a child's
+    ru_maxrss starts from its parent's peak (Linux records the pre-exec memory at exec)."""
     path = directory / f"{name}_full.onnx"
     if not path.exists():
-        save(MODELS[name](size="full"), path)
+        subprocess.run([sys.executable, "-c", GENERATE, name, str(path)], check=True)
     return path
 
 

@@ -1,6 +1,7 @@
 """How a kernel is built (ge.compiler.opcompile.build): generated kernels include no header but
 declare what they call (cgen.prelude), and those declarations are the system headers' own; the
-linker command run directly gives the bytes the compiler driver gives; a call of something
+linker command run directly gives the bytes the compiler driver gives; kernels are linked
+without the C start files and libc, naming only the libraries they call; a call of something
 undeclared is EP0110 naming the kernel."""
 from __future__ import annotations
 
@@ -65,6 +66,32 @@ def test_direct_link_gives_the_bytes_of_the_driver(tmp_path, sig):
                     f"-ffile-prefix-map={tmp_path}=.", "-o", "kernel.so", "kernel.c", *libs],
                    cwd=tmp_path, check=True)
     assert built == (tmp_path / "kernel.so").read_bytes()
+
+
+def _needed(so: bytes, tmp_path) -> list:
+    path = tmp_path / "needed.so"
+    path.write_bytes(so)
+    out = subprocess.run(["readelf", "-d", str(path)], capture_output=True, text=True,
+                         check=True).stdout
+    return [line.split("[", 1)[1].rstrip("]") for line in out.splitlines() if "(NEEDED)" in line]
+
+
+def test_kernels_name_only_the_libraries_they_call(tmp_path):
+    """No libc, no start files (-nostartfiles -nodefaultlibs): a MatMul needs the BLAS, a Sin
+    libm, a Relu nothing; each still loads and computes (kernel_check's reference checks)."""
+    from ge.compiler.opcompile.build import build
+    from kernel_check import check_op
+    x = np.linspace(-3, 3, 15, dtype=np.float32).reshape(3, 5)
+    w = np.ones((5, 4), np.float32)
+    cases = {"MatMulV2": ([x, w], ["libscipy_openblas.so"]), "Sin": ([x], ["libm.so.6"]),
+             "Relu": ([x], [])}
+    for op, (inputs, needed) in cases.items():
+        outs = [np.zeros((3, 4) if op == "MatMulV2" else x.shape, np.float32)]
+        src = render(make_sig(op, inputs, outs, full_attrs(op, {})))
+        so = build(src.c_source, src.needs_blas, what=op)
+        assert _needed(so, tmp_path) == needed, op
+        assert b"crtstuff" not in so and b"__dso_handle" not in so, op
+        check_op(op, inputs)
 
 
 def test_a_call_of_an_undeclared_function_is_ep0110_naming_the_kernel():
