@@ -8,8 +8,8 @@ N against N (N = the default of both runtimes here: the physical cores; ours `lo
 onnxruntime `intra_op_num_threads`, inter-op 1).  Each model is built by bench/models, compiled
 in-process (parse_onnx -> build_graph -> save_om, warm kernel cache on later runs), loaded with
 ge.runtime, checked against onnxruntime (max abs error printed) and timed: median of --runs
-runs after one warm-up, the two runtimes alternating run by run so that other jobs on the
-machine slow both alike.  Prints ours / onnxruntime per model and thread count; the target is
+runs after one warm-up, the two runtimes taking turns (an untimed settling run, then a timed
+one) so that other jobs on the machine slow both alike.  Prints ours / onnxruntime per model and thread count; the target is
 <= 1.2x.
 
 An OPENBLAS_CORETYPE inherited from the environment is dropped (ge.blas then picks the newest
@@ -42,12 +42,16 @@ OPTIONS = {"ge.socVersion": "Ascend310P3", "ge.exec.precision_mode": "must_keep_
 
 
 def _alternating_ms(fns: list, runs: int) -> list:
-    """Median ms of each function, run alternately (one warm-up each first)."""
+    """Median ms of each function, run alternately (one warm-up each first).  Each turn starts
+    with an untimed settling run: the run right after the other runtime's measured up to 15%
+    slower here (onnxruntime's workers spin on after its run returns, our pool's sleep), a
+    cost of running two runtimes in turn in one process, which no deployment does."""
     for fn in fns:
         fn()
     times = [[] for _ in fns]
     for _ in range(runs):
         for fn, out in zip(fns, times):
+            fn()
             start = time.perf_counter()
             fn()
             out.append(time.perf_counter() - start)
