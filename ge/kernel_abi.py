@@ -18,7 +18,7 @@ from ge.errors import GeError
 from ge.fsutil import sweep, temp_dir
 
 __all__ = ["ABI_VERSION", "KERNEL_SYMBOL", "VERSION_SYMBOL", "SIGNATURE_SYMBOL",
-           "WORKSPACE_SYMBOL", "CDEF", "KernelLoader"]
+           "WORKSPACE_SYMBOL", "JOBS_SYMBOL", "JOBS_DELEGATE_SYMBOL", "CDEF", "KernelLoader"]
 
 # 2: kernels declare their workspace size (a loader checks the memory plan against it)
 ABI_VERSION = 2
@@ -26,7 +26,12 @@ KERNEL_SYMBOL = "ge_kernel"
 VERSION_SYMBOL = "ge_kernel_abi_version"
 SIGNATURE_SYMBOL = "ge_kernel_signature"
 WORKSPACE_SYMBOL = "ge_kernel_workspace_bytes"
+JOBS_SYMBOL = "ge_jobs_run"             # optional: a kernel that splits its work has a pool
+JOBS_DELEGATE_SYMBOL = "ge_jobs_delegate"   # ... and runs on this pool instead, when set
 CDEF = f"""
+typedef void (*ge_job_fn)(void *const *, void *const *, int64_t);
+void {JOBS_SYMBOL}(ge_job_fn, void *const *, void *const *, int64_t);
+extern void (*{JOBS_DELEGATE_SYMBOL})(ge_job_fn, void *const *, void *const *, int64_t);
 int {KERNEL_SYMBOL}(void *const *inputs, void *const *outputs, void *workspace);
 extern unsigned int {VERSION_SYMBOL};   /* const in the kernel; cffi reads it as a variable */
 extern char {SIGNATURE_SYMBOL}[];
@@ -52,6 +57,7 @@ class KernelLoader:
         self.ffi = cffi.FFI()
         self.ffi.cdef(CDEF)
         self._libs: list = []       # keep every library mapped while the loader lives
+        self._jobs_pool = None      # the first threaded kernel's pool, shared by the others
 
     def load(self, name: str, data: bytes, sha256: str, opname: str = ""):
         """The opened library of kernel `name`, after its checks (EP0112 on any failure)."""
@@ -84,7 +90,21 @@ class KernelLoader:
             raise _refuse(name, opname, f"it does not declare its signature and workspace: "
                                         f"{exc}") from None
         self._libs.append(lib)
+        self._share_jobs_pool(lib)
         return lib
+
+    def _share_jobs_pool(self, lib) -> None:
+        """Kernels that split their work (opcompile/jobs.py) each carry a pool of workers; the
+        first one loaded here keeps its pool and every later one is pointed at it, so a model
+        has N-1 workers, kept busy from one kernel to the next, not N-1 per kernel."""
+        try:
+            run = getattr(lib, JOBS_SYMBOL)
+        except (AttributeError, OSError, NotImplementedError):
+            return                  # a kernel that does not split its work
+        if self._jobs_pool is None:
+            self._jobs_pool = run
+        else:
+            setattr(lib, JOBS_DELEGATE_SYMBOL, self._jobs_pool)
 
     def declared(self, lib) -> tuple[str, int]:
         """What a loaded kernel says it was built for: (canonical signature JSON, workspace
@@ -94,4 +114,5 @@ class KernelLoader:
 
     def close(self) -> None:
         """Forget the libraries (they stay mapped while a caller holds one)."""
+        self._jobs_pool = None
         self._libs.clear()

@@ -10,10 +10,14 @@ the workers: a worker the machine does not schedule leaves its jobs to the other
 own threads wait for each other inside every sgemm, and on a busy machine one descheduled
 thread stalled the whole product).
 
-The workers are the kernel library's own: started on its first threaded call, asleep on a
-condition variable between calls, joined by the library's destructor (dlclose, exit); a forked
-child starts new ones.  Starting a thread per call cost BERT-base 2 threads about 15% (and more
-when the other core was idle).  A second caller that finds the pool busy runs its jobs alone.
+The jobs run on a pool: every such kernel carries one (`ge_jobs_run`), and the loader
+(ge.kernel_abi) points the later kernels of a model at the first one's (`ge_jobs_delegate`), so
+a model has N-1 workers, whatever its number of threaded kernels.  The workers are started by
+the pool's first call, sleep on a condition variable between calls and are joined by the
+library's destructor (dlclose, exit); a forked child starts new ones; a second caller that
+finds the pool busy runs its jobs alone.  Against a thread started per call this saved BERT-base
+about 4% with 2 threads (CPU time 5%); workers that spin between kernels instead of sleeping
+gained nothing measurable here and cost CPU time.
 
 N is the model's count (docs/runtime.md, "Threads"), the one the runtime gives OpenBLAS at the
 start of each run, so these kernels link the BLAS to read it (its thread functions are declared
@@ -33,9 +37,11 @@ _GET = blas.symbol("openblas_get_num_threads")
 _SET = blas.symbol("openblas_set_num_threads")
 WORKER_NAME = "ge-jobs"     # what `top -H` and /proc/<pid>/task/*/comm show
 
-_RUNNER = f"""\
+_TEMPLATE_C = """\
 typedef unsigned long ge_thread_t;
-typedef union {{ char bytes[128]; long double align; }} ge_sync_t;  /* zeroed = initialised */
+typedef union { char bytes[128]; long double align; } ge_sync_t;  /* zeroed = initialised */
+typedef void (*ge_job_fn)(void *const *, void *const *, int64_t);
+typedef void (*ge_jobs_fn)(ge_job_fn, void *const *, void *const *, int64_t);
 extern int pthread_create(ge_thread_t *, const void *, void *(*)(void *), void *);
 extern int pthread_join(ge_thread_t, void **);
 extern int pthread_setname_np(ge_thread_t, const char *);
@@ -46,85 +52,95 @@ extern int pthread_cond_broadcast(ge_sync_t *);
 extern int sched_yield(void);
 extern int getpid(void);
 static void ge_job(void *const *inputs, void *const *outputs, int64_t job);
-static struct {{
+ge_jobs_fn ge_jobs_delegate = 0;    /* the loader's choice: the pool of another kernel */
+static struct {
     uint64_t ticket;            /* generation << 32 | next job of that generation */
     int64_t done;               /* jobs of the current generation finished */
+    int64_t jobs;
+    ge_job_fn job;
     void *const *inputs;
     void *const *outputs;
     uint64_t base;
     int busy, pid, workers, active, stop;
     ge_sync_t lock, wake;
-    ge_thread_t threads[{MAX_THREADS - 1}];
-}} ge_pool;
+    ge_thread_t threads[@WORKERS@];
+} ge_pool;
 
 static void ge_take_jobs(uint64_t generation)
-{{
+{
     uint64_t t = __atomic_load_n(&ge_pool.ticket, __ATOMIC_ACQUIRE);
-    while ((t >> 32) == generation && (t & 0xffffffffu) < GE_JOBS) {{
+    while ((t >> 32) == generation && (int64_t)(t & 0xffffffffu) < ge_pool.jobs) {
         if (__atomic_compare_exchange_n(&ge_pool.ticket, &t, t + 1, 0, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE)) {{
-            ge_job(ge_pool.inputs, ge_pool.outputs, (int64_t)(t & 0xffffffffu));
+                                        __ATOMIC_ACQUIRE)) {
+            ge_pool.job(ge_pool.inputs, ge_pool.outputs, (int64_t)(t & 0xffffffffu));
             __atomic_fetch_add(&ge_pool.done, 1, __ATOMIC_RELEASE);
             t = __atomic_load_n(&ge_pool.ticket, __ATOMIC_ACQUIRE);
-        }}
-    }}
-}}
+        }
+    }
+}
+
+static int ge_no_news(uint64_t seen)
+{
+    return __atomic_load_n(&ge_pool.ticket, __ATOMIC_ACQUIRE) >> 32 == seen
+           && !__atomic_load_n(&ge_pool.stop, __ATOMIC_ACQUIRE);
+}
 
 static void *ge_worker(void *arg)
-{{
+{
     const int index = (int)(long)arg;
     uint64_t seen = ge_pool.base;   /* the generation before the one that started it */
-    for (;;) {{
+    for (;;) {
         pthread_mutex_lock(&ge_pool.lock);
-        while (__atomic_load_n(&ge_pool.ticket, __ATOMIC_ACQUIRE) >> 32 == seen
-               && !ge_pool.stop)
+        while (ge_no_news(seen))
             pthread_cond_wait(&ge_pool.wake, &ge_pool.lock);
-        const int stop = ge_pool.stop;
         pthread_mutex_unlock(&ge_pool.lock);
-        if (stop)
+        if (__atomic_load_n(&ge_pool.stop, __ATOMIC_ACQUIRE))
             return (void *)0;
         seen = __atomic_load_n(&ge_pool.ticket, __ATOMIC_ACQUIRE) >> 32;
         if (index < __atomic_load_n(&ge_pool.active, __ATOMIC_ACQUIRE))
             ge_take_jobs(seen);
-    }}
-}}
+    }
+}
 
 __attribute__((destructor)) static void ge_stop_workers(void)
-{{
+{
     if (ge_pool.workers == 0 || ge_pool.pid != getpid())
         return;
     pthread_mutex_lock(&ge_pool.lock);
-    ge_pool.stop = 1;
+    __atomic_store_n(&ge_pool.stop, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&ge_pool.wake);
     pthread_mutex_unlock(&ge_pool.lock);
     for (int w = 0; w < ge_pool.workers; ++w)
         pthread_join(ge_pool.threads[w], (void **)0);
     ge_pool.workers = 0;
-}}
+}
 
-static void ge_run_jobs(void *const *inputs, void *const *outputs)
-{{
-    const int threads = {_GET}();
+/* Jobs 0 .. jobs-1 of `job` on this library's pool and the calling thread. */
+void ge_jobs_run(ge_job_fn job, void *const *inputs, void *const *outputs, int64_t jobs)
+{
+    const int threads = @GET@();
     int helpers = threads - 1;
-    if (helpers > GE_JOBS - 1) helpers = GE_JOBS - 1;
-    if (helpers > {MAX_THREADS - 1}) helpers = {MAX_THREADS - 1};
-    if (helpers <= 0 || __atomic_exchange_n(&ge_pool.busy, 1, __ATOMIC_ACQUIRE)) {{
-        for (int64_t job = 0; job < GE_SERIAL_JOBS; ++job)   /* one thread, or a second caller */
-            ge_job(inputs, outputs, -1 - job);
+    if (helpers > jobs - 1) helpers = (int)(jobs - 1);
+    if (helpers > @WORKERS@) helpers = @WORKERS@;
+    if (helpers <= 0 || __atomic_exchange_n(&ge_pool.busy, 1, __ATOMIC_ACQUIRE)) {
+        for (int64_t j = 0; j < jobs; ++j)      /* one thread, or a second caller */
+            job(inputs, outputs, j);
         return;
-    }}
-    if (ge_pool.pid != getpid()) {{      /* first call, or a forked child: no workers yet */
+    }
+    if (ge_pool.pid != getpid()) {      /* first call, or a forked child: no workers yet */
         ge_pool.workers = 0;
         ge_pool.pid = getpid();
-        ge_pool.lock = (ge_sync_t){{{{0}}}};
-        ge_pool.wake = (ge_sync_t){{{{0}}}};
-    }}
+        ge_pool.lock = (ge_sync_t){{0}};
+        ge_pool.wake = (ge_sync_t){{0}};
+    }
     ge_pool.base = __atomic_load_n(&ge_pool.ticket, __ATOMIC_RELAXED) >> 32;
     while (ge_pool.workers < helpers
            && pthread_create(&ge_pool.threads[ge_pool.workers], (void *)0, ge_worker,
                              (void *)(long)ge_pool.workers) == 0)
-        pthread_setname_np(ge_pool.threads[ge_pool.workers++], "{WORKER_NAME}");
-    {_SET}(1);
+        pthread_setname_np(ge_pool.threads[ge_pool.workers++], "@NAME@");
+    @SET@(1);
+    ge_pool.job = job;
+    ge_pool.jobs = jobs;
     ge_pool.inputs = inputs;
     ge_pool.outputs = outputs;
     __atomic_store_n(&ge_pool.done, 0, __ATOMIC_RELAXED);
@@ -135,12 +151,24 @@ static void ge_run_jobs(void *const *inputs, void *const *outputs)
     pthread_cond_broadcast(&ge_pool.wake);
     pthread_mutex_unlock(&ge_pool.lock);
     ge_take_jobs(generation);
-    while (__atomic_load_n(&ge_pool.done, __ATOMIC_ACQUIRE) < GE_JOBS)
+    while (__atomic_load_n(&ge_pool.done, __ATOMIC_ACQUIRE) < jobs)
         sched_yield();
-    {_SET}(threads);
+    @SET@(threads);
     __atomic_store_n(&ge_pool.busy, 0, __ATOMIC_RELEASE);
-}}
+}
+
+static void ge_run_jobs(void *const *inputs, void *const *outputs)
+{
+    if (GE_JOBS <= 1 || @GET@() <= 1) {
+        for (int64_t job = 0; job < GE_SERIAL_JOBS; ++job)
+            ge_job(inputs, outputs, -1 - job);
+        return;
+    }
+    (ge_jobs_delegate ? ge_jobs_delegate : ge_jobs_run)(ge_job, inputs, outputs, GE_JOBS);
+}
 """
+_RUNNER = (_TEMPLATE_C.replace("@GET@", _GET).replace("@SET@", _SET)
+           .replace("@WORKERS@", str(MAX_THREADS - 1)).replace("@NAME@", WORKER_NAME))
 
 
 def runner(jobs: int, serial: int) -> list:
