@@ -247,7 +247,7 @@ def _blocked(sig, g: dict, direct: bool) -> tuple:
     helpers += _block_job(sig, g, rows, "ge_conv_gemm", _gemm_job(sig, g, direct, by_rows))
     body = [f"    const int64_t threads = {thread_count() if threaded else '1'};",
             "    const int64_t parts = threads > 1 ? "
-            f"{THREAD_PARTS} * threads : 1;   /* jobs per phase */",
+            f"{THREAD_PARTS} * threads : 1;   /* per phase: a late thread still finds work */",
             f"    for (int64_t n = 0; n < {g['nb']}; ++n)",
             f"    for (int64_t g = 0; g < {g['groups']}; ++g)",
             f"    for (int64_t r0 = 0; r0 < {g['oh']}; r0 += {rows}) {{",
