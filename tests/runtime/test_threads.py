@@ -1,6 +1,5 @@
-"""--threads / load(threads=) / InferSession(threads=): matmul and convolution kernels split
-their work over the model's threads, to one thread's results within fp32 rounding; bad counts
-are EP0320."""
+"""--threads / load(threads=) / InferSession(threads=): the sgemm of the matmul and convolution
+kernels split over OpenBLAS threads, with the same bits as one thread; bad counts are EP0320."""
 from __future__ import annotations
 
 import subprocess
@@ -151,53 +150,13 @@ def test_kernels_split_over_threads_themselves(tmp_path):
     np.testing.assert_allclose(b, ref, rtol=1e-4, atol=1e-5 * np.abs(ref).max())
 
 
-def _conv_model():
-    """A strided 3x3 convolution (im2col, split by columns) into a 1x1 one with 256 output
-    channels (direct, split by output channels) that adds a residual: conv kernels only."""
-    rng = np.random.default_rng(6)
-    inits = [numpy_helper.from_array((rng.standard_normal(s) * 0.1).astype(np.float32), n)
-             for n, s in (("w1", (64, 32, 3, 3)), ("b1", (64,)), ("w2", (256, 64, 1, 1)),
-                          ("r", (1, 256, 20, 20)))]
-    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1],
-                              strides=[2, 2]),
-             helper.make_node("Relu", ["c1"], ["r1"]),
-             helper.make_node("Conv", ["r1", "w2"], ["c2"]),
-             helper.make_node("Add", ["c2", "r"], ["a"]),
-             helper.make_node("Relu", ["a"], ["y"])]
-    graph = helper.make_graph(
-        nodes, "convs", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 40, 40])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 256, 20, 20])], inits)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-
-
-def test_convolutions_split_over_the_model_threads(tmp_path):
-    """Large convolutions split each block's im2col and product into jobs on the model's pool:
-    2 threads give 1 thread's results to fp32 rounding, their own bits run after run, and
-    onnxruntime's."""
-    model = _conv_model()
-    om = compile_to_om(model, tmp_path / "convs.om", PRECISION)
-    x = np.random.default_rng(4).standard_normal((1, 32, 40, 40)).astype(np.float32)
-    with ge.runtime.load(om, threads=1) as one, ge.runtime.load(om, threads=2) as two:
-        assert [s.type for s in one._plan.root.steps if one.engines[s.name] == "AiCore"] == [
-            "Conv2D", "Conv2D"]
-        a, b = one.run([x])[0], two.run([x])[0]
-        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6 * np.abs(a).max())
-        assert two.run([x])[0].tobytes() == b.tobytes()
-    ref = onnxruntime_outputs(model, {"x": x})[0]
-    np.testing.assert_allclose(b, ref, rtol=1e-4, atol=1e-5 * np.abs(ref).max())
-
-
-@pytest.mark.parametrize("name", ["jobs", "convs"])
-def test_job_workers_persist_survive_fork_and_leave_with_the_model(tmp_path, name):
-    """A model's kernels that split their work share one pool (the loader points the later
-    ones at the first's), whose N-1 workers start on its first threaded call and stay (no
-    thread per call; `top -H` shows them as ge-jobs); a forked child starts its own; closing
-    the model joins them.  The jobs model has three such kernels (MatMul, softmax, layer
-    norm), the convs model two: with 2 threads, one worker each."""
-    build, shape = {"jobs": (_jobs_model, (6, 64, 256)),
-                    "convs": (_conv_model, (1, 32, 40, 40))}[name]
-    om = compile_to_om(build(), tmp_path / f"{name}.om", PRECISION)
-    x = (np.random.default_rng(2).standard_normal(shape)).astype(np.float32)
+def test_job_workers_persist_survive_fork_and_leave_with_the_model(tmp_path):
+    """Each kernel that splits its work starts its N-1 workers on its first threaded call and
+    keeps them (no thread per call; `top -H` shows them as ge-jobs); a forked child starts its
+    own; closing the model joins them.  The jobs model has three such kernels (MatMul,
+    softmax, layer norm): with 2 threads, three workers."""
+    om = compile_to_om(_jobs_model(), tmp_path / "jobs.om", PRECISION)
+    x = (np.random.default_rng(2).standard_normal((6, 64, 256))).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
     code = ("import gc, os, sys, numpy as np, ge.runtime\n"
             "def tasks():\n"

@@ -8,9 +8,6 @@
 
 Bias, a residual input (ConvAddFusionPass) and a fused activation (`fused_activation`, set
 by the ConvActivationFusionPass) are applied to each block while it is still in the cache.
-With the model's threads (jobs.py) a block's im2col and its product are each split into jobs
-on the model's pool: one per thread (two per thread measured 8% slower on ResNet-50: each job
-packs the operand it shares again); this beat OpenBLAS's own threads by 4% there.
 """
 from __future__ import annotations
 
@@ -21,19 +18,15 @@ from ge.ops.defs.conv import RESIDUAL_SLOT
 from .cgen import KernelSource, Unsupported, hw_pair, io_decls, kernel_file, require_dtypes
 from .fastmath import helpers_for
 from .gen_elementwise import ELEMENTWISE, expression
-from .jobs import MIN_THREADED_MACS, pool, thread_count
 
 __all__ = ["render_conv2d", "epilogue", "epilogue_helpers", "FUSED_ACTIVATIONS", "BLOCK_BYTES",
            "VERSION"]
 
-VERSION = 7
+VERSION = 6
 SGEMM = blas.symbol("cblas_sgemm")
 F = ("DT_FLOAT",)
 BLOCK_BYTES = 1 << 20           # im2col block bytes (measured on ResNet-50: docs/kernel-abi.md)
 MIN_BLOCK_COLUMNS = 1024        # narrower sgemm calls lose more than the cache gains
-THREAD_PARTS = 1                # jobs per thread in each phase of a block (see above)
-MIN_PART_ROWS = 16              # a job's output channels (sgemm tiles)
-MIN_PART_COLUMNS = 64           # a job's columns
 # activations a matrix kernel applies to its own output (attribute-free rows of ELEMENTWISE)
 FUSED_ACTIVATIONS = ("Relu", "GeluV2")
 
@@ -138,8 +131,9 @@ def _copy_columns(stride: int) -> str:
     """The im2col copy of columns jlo..jhi of one row: a memcpy at stride 1 (the vectoriser
     then has nothing to do: a 3x3 conv kernel compiles in half the time)."""
     if stride == 1:
-        return "            memcpy(r + jlo, xr + jlo, (jhi - jlo) * sizeof(float));"
-    return f"            for (int64_t oj = jlo; oj < jhi; ++oj) r[oj] = xr[oj * {stride}];"
+        return "                    memcpy(r + jlo, xr + jlo, (jhi - jlo) * sizeof(float));"
+    return (f"                    for (int64_t oj = jlo; oj < jhi; ++oj) "
+            f"r[oj] = xr[oj * {stride}];")
 
 
 def _rows_per_block(g: dict) -> int:
@@ -148,117 +142,58 @@ def _rows_per_block(g: dict) -> int:
     return max(1, min(g["oh"], rows))
 
 
-def _im2col_job(g: dict) -> list:
-    """Job `part` of a block's im2col: the rows of `col` of input channels part/parts."""
-    lines = [f"    const int64_t c_lo = part * {g['cg']} / blk->parts;",
-             f"    const int64_t c_hi = (part + 1) * {g['cg']} / blk->parts;",
-             "    for (int64_t ci = c_lo; ci < c_hi; ++ci)",
-             f"    for (int64_t ki = 0; ki < {g['kh']}; ++ki)",
-             f"    for (int64_t kj = 0; kj < {g['kw']}; ++kj) {{",
-             f"        float *row = col + ((ci * {g['kh']} + ki) * {g['kw']} + kj) * pn;"]
-    lines += _column_range(g, "        ")
-    ow = g["ow"]
-    lines += ["        for (int64_t oi = r0; oi < r0 + rn; ++oi) {",
-              f"            const int64_t hi = oi * {g['sh']} - {g['pt']} + ki * {g['dh']};",
-              f"            float *r = row + (oi - r0) * {ow};",
-              f"            if (hi < 0 || hi >= {g['h']}) {{",
-              f"                memset(r, 0, {ow} * sizeof(float));",
-              "                continue;",
-              "            }",
-              f"            const float *xr = xg + (ci * {g['h']} + hi) * {g['wd']} + wofs;",
-              "            memset(r, 0, jlo * sizeof(float));",
-              _copy_columns(g["sw"]),
-              f"            memset(r + jhi, 0, ({ow} - jhi) * sizeof(float));",
-              "        }",
-              "    }"]
-    return lines
-
-
-def _gemm_job(sig, g: dict, direct: bool, by_rows: bool) -> list:
-    """Job `part` of a block's product: its output channels (by_rows) or its columns, with
-    the bias first and the epilogue after, while they are in the cache."""
+def _blocked(sig, g: dict, direct: bool) -> list:
+    """im2col of `rows` output rows at a time (none when direct), sgemm into those rows of y,
+    bias first and activation after, block by block."""
     ck, ohw, cog, ow = g["cg"] * g["kh"] * g["kw"], g["oh"] * g["ow"], g["cog"], g["ow"]
-    if by_rows:
-        lines = [f"    const int64_t o0 = part * {cog} / blk->parts;",
-                 f"    const int64_t o1 = (part + 1) * {cog} / blk->parts;",
-                 "    const int64_t c0 = 0, c1 = pn;"]
-    else:
-        lines = [f"    const int64_t o0 = 0, o1 = {cog};",
-                 "    const int64_t c0 = part * pn / blk->parts;",
-                 "    const int64_t c1 = (part + 1) * pn / blk->parts;"]
-    lines += ["    const int64_t cn = c1 - c0;",
-              "    if (o1 <= o0 || cn <= 0)",
-              "        return;"]
-    if g["has_bias"]:
-        lines += ["    for (int64_t o = o0; o < o1; ++o) {",
-                  f"        const float bv = x2[g * {cog} + o];",
-                  f"        for (int64_t p = c0; p < c1; ++p) yb[o * {ohw} + p] = bv;",
-                  "    }"]
-    beta = "1.0f" if g["has_bias"] else "0.0f"
-    b, ldb = (f"xg + r0 * {ow}", str(ohw)) if direct else ("col", "pn")
-    lines += [f"    {SGEMM}(CblasRowMajor, CblasNoTrans, CblasNoTrans, o1 - o0, cn, {ck}, 1.0f, "
-              f"x1 + g * {cog * ck} + o0 * {ck}, {ck}, {b} + c0, {ldb}, {beta}, "
-              f"yb + o0 * {ohw} + c0, {ohw});"]
-    act = epilogue(sig, "yo", "cn", "        ", _residual(sig, "yo"))
-    if act:
-        lines += ["    for (int64_t o = o0; o < o1; ++o) {",
-                  f"        float *yo = yb + o * {ohw} + c0;"] + act + ["    }"]
-    return lines
-
-
-def _block_job(sig, g: dict, rows: int, name: str, body: list) -> list:
-    """A job function over one block of output rows, described by a ge_conv_block."""
-    head = [f"static void {name}(void *const *arg, void *const *unused, int64_t part)", "{",
-            "    const ge_conv_block *blk = (const ge_conv_block *)arg;",
-            "    void *const *inputs = blk->inputs;",
-            "    void *const *outputs = blk->outputs;"]
-    decls = io_decls(sig)
-    names = [d.split("*restrict ")[1].split(" ")[0] for d in decls]
-    head += ["    " + d for d in decls]
-    head += ["    (void)unused; " + " ".join(f"(void){v};" for v in names),
-             "    const int64_t n = blk->n, g = blk->g, r0 = blk->r0;",
-             f"    const int64_t rn = {g['oh']} - r0 < {rows} ? {g['oh']} - r0 : {rows};",
-             f"    const int64_t pn = rn * {g['ow']};",
-             f"    const float *xg = x0 + (n * {g['c']} + g * {g['cg']}) * {g['h'] * g['wd']};",
-             f"    float *yb = y0 + (n * {g['co']} + g * {g['cog']}) * {g['oh'] * g['ow']}"
-             f" + r0 * {g['ow']};",
-             "    float *col = blk->col;",
-             "    (void)rn; (void)pn; (void)xg; (void)yb; (void)col;"]
-    return head + body + ["}", ""]
-
-
-def _blocked(sig, g: dict, direct: bool) -> tuple:
-    """(helpers, body): im2col of `rows` output rows at a time (none when direct), then the
-    sgemm into those rows of y, bias first and activation after, block by block.  When the
-    model has threads and the conv is large enough, each phase of a block is split into jobs
-    on the model's pool (jobs.py): the im2col by input channels, the product by output
-    channels or by columns, whichever leaves each job the larger sgemm operand to itself."""
-    ck, ohw, cog = g["cg"] * g["kh"] * g["kw"], g["oh"] * g["ow"], g["cog"]
     rows = g["oh"] if direct else _rows_per_block(g)
-    block_columns = rows * g["ow"]
-    by_rows = cog >= block_columns
-    gemm_parts = max(1, cog // MIN_PART_ROWS if by_rows else block_columns // MIN_PART_COLUMNS)
-    threaded = g["nb"] * g["co"] * ohw * ck >= MIN_THREADED_MACS
-    helpers = pool() + ["typedef struct { void *const *inputs; void *const *outputs; float *col;",
-                        "                 int64_t n, g, r0, parts; } ge_conv_block;", ""]
-    helpers += epilogue_helpers(sig)
+    body = [f"    for (int64_t n = 0; n < {g['nb']}; ++n)",
+            f"    for (int64_t g = 0; g < {g['groups']}; ++g) {{",
+            f"        const float *xg = x0 + (n * {g['c']} + g * {g['cg']})"
+            f" * {g['h'] * g['wd']};",
+            f"        float *yg = y0 + (n * {g['co']} + g * {cog}) * {ohw};",
+            f"        for (int64_t r0 = 0; r0 < {g['oh']}; r0 += {rows}) {{",
+            f"            const int64_t rn = {g['oh']} - r0 < {rows} ? {g['oh']} - r0 : {rows};",
+            f"            const int64_t pn = rn * {ow};",
+            f"            float *yb = yg + r0 * {ow};"]
     if not direct:
-        helpers += _block_job(sig, g, rows, "ge_conv_im2col", _im2col_job(g))
-    helpers += _block_job(sig, g, rows, "ge_conv_gemm", _gemm_job(sig, g, direct, by_rows))
-    body = [f"    const int64_t threads = {thread_count() if threaded else '1'};",
-            "    const int64_t parts = threads > 1 ? "
-            f"{THREAD_PARTS} * threads : 1;   /* per phase: a late thread still finds work */",
-            f"    for (int64_t n = 0; n < {g['nb']}; ++n)",
-            f"    for (int64_t g = 0; g < {g['groups']}; ++g)",
-            f"    for (int64_t r0 = 0; r0 < {g['oh']}; r0 += {rows}) {{",
-            "        ge_conv_block blk = {inputs, outputs, (float *)workspace, n, g, r0, 1};"]
-    if not direct:
-        body += [f"        blk.parts = parts < {g['cg']} ? parts : {g['cg']};",
-                 "        ge_parallel(ge_conv_im2col, (void *const *)&blk, 0, blk.parts);"]
-    body += [f"        blk.parts = parts < {gemm_parts} ? parts : {gemm_parts};",
-             "        ge_parallel(ge_conv_gemm, (void *const *)&blk, 0, blk.parts);",
-             "    }"]
-    return helpers, body
+        body += [f"            float *col = (float *)workspace;",
+                 f"            for (int64_t ci = 0; ci < {g['cg']}; ++ci)",
+                 f"            for (int64_t ki = 0; ki < {g['kh']}; ++ki)",
+                 f"            for (int64_t kj = 0; kj < {g['kw']}; ++kj) {{",
+                 f"                float *row = col + ((ci * {g['kh']} + ki) * {g['kw']} + kj)"
+                 f" * pn;"]
+        body += _column_range(g, "                ")
+        body += [f"                for (int64_t oi = r0; oi < r0 + rn; ++oi) {{",
+                 f"                    const int64_t hi = oi * {g['sh']} - {g['pt']}"
+                 f" + ki * {g['dh']};",
+                 f"                    float *r = row + (oi - r0) * {ow};",
+                 f"                    if (hi < 0 || hi >= {g['h']}) {{",
+                 f"                        memset(r, 0, {ow} * sizeof(float));",
+                 "                        continue;",
+                 "                    }",
+                 f"                    const float *xr = xg + (ci * {g['h']} + hi) * {g['wd']}"
+                 f" + wofs;",
+                 "                    memset(r, 0, jlo * sizeof(float));",
+                 _copy_columns(g["sw"]),
+                 f"                    memset(r + jhi, 0, ({ow} - jhi) * sizeof(float));",
+                 "                }",
+                 "            }"]
+    if g["has_bias"]:
+        body += [f"            for (int64_t o = 0; o < {cog}; ++o) {{",
+                 f"                const float bv = x2[g * {cog} + o];",
+                 f"                for (int64_t p = 0; p < pn; ++p) yb[o * {ohw} + p] = bv;",
+                 "            }"]
+    beta = "1.0f" if g["has_bias"] else "0.0f"
+    body += [f"            {SGEMM}(CblasRowMajor, CblasNoTrans, CblasNoTrans, {cog}, pn, {ck}, "
+             f"1.0f, x1 + g * {cog * ck}, {ck}, {'xg + r0 * ' + str(ow) if direct else 'col'}, "
+             f"{ohw if direct else 'pn'}, {beta}, yb, {ohw});"]
+    act = epilogue(sig, "yo", "pn", "                ", _residual(sig, "yo"))
+    if act:
+        body += [f"            for (int64_t o = 0; o < {cog}; ++o) {{",
+                 f"                float *yo = yb + o * {ohw};"] + act + ["            }"]
+    body += ["        }", "    }"]
+    return body
 
 
 def render_conv2d(sig) -> KernelSource:
@@ -273,6 +208,6 @@ def render_conv2d(sig) -> KernelSource:
               and g["oh"] == g["h"] and g["ow"] == g["wd"])
     ck = g["cg"] * g["kh"] * g["kw"]
     workspace = 0 if direct else ck * _rows_per_block(g) * g["ow"] * 4
-    helpers, body = _blocked(sig, g, direct)
-    return KernelSource(kernel_file(sig, "conv2d", VERSION, [], body, blas=True, helpers=helpers),
+    return KernelSource(kernel_file(sig, "conv2d", VERSION, io_decls(sig), _blocked(sig, g, direct),
+                                    blas=True, helpers=epilogue_helpers(sig)),
                         workspace_bytes=workspace, needs_blas=True)

@@ -11,7 +11,7 @@ from ge import blas
 from .cgen import (KernelSource, Unsupported, broadcast_strides, flit, io_decls, kernel_file,
                    numel, require_dtypes)
 from .gen_conv import epilogue, epilogue_helpers, render_conv2d
-from .jobs import MIN_THREADED_MACS, runner
+from .jobs import runner
 
 __all__ = ["MATMUL_OPS", "VERSION", "render_matmul", "render_gemm", "render_conv2d"]
 
@@ -31,6 +31,7 @@ _MAX_BATCH_TABLE = 4096
 # the bias and activation of its own block; one thread runs each batch whole, as one sgemm.
 MIN_JOB_COLUMNS = 128       # narrower blocks lose more in sgemm than the balance gains
 MIN_JOBS = 4                # a thread that starts late (busy machine) still finds work
+MIN_THREADED_MACS = 1 << 20  # below this a product does not pay for starting threads
 
 
 def _column_blocks(n: int, nb: int) -> int:

@@ -30,10 +30,9 @@ from __future__ import annotations
 
 from ge import blas
 
-__all__ = ["MAX_THREADS", "MIN_THREADED_MACS", "runner", "pool", "thread_count", "over_rows"]
+__all__ = ["MAX_THREADS", "runner", "over_rows"]
 
 MAX_THREADS = 64
-MIN_THREADED_MACS = 1 << 20  # below this a product does not pay for starting threads
 _GET = blas.symbol("openblas_get_num_threads")
 _SET = blas.symbol("openblas_set_num_threads")
 WORKER_NAME = "ge-jobs"     # what `top -H` and /proc/<pid>/task/*/comm show
@@ -52,6 +51,7 @@ extern int pthread_cond_wait(ge_sync_t *, ge_sync_t *);
 extern int pthread_cond_broadcast(ge_sync_t *);
 extern int sched_yield(void);
 extern int getpid(void);
+static void ge_job(void *const *inputs, void *const *outputs, int64_t job);
 ge_jobs_fn ge_jobs_delegate = 0;    /* the loader's choice: the pool of another kernel */
 static struct {
     uint64_t ticket;            /* generation << 32 | next job of that generation */
@@ -157,19 +157,6 @@ void ge_jobs_run(ge_job_fn job, void *const *inputs, void *const *outputs, int64
     __atomic_store_n(&ge_pool.busy, 0, __ATOMIC_RELEASE);
 }
 
-/* Jobs 0 .. jobs-1 of `job` on the model's pool (inline when there is one job). */
-static inline void ge_parallel(ge_job_fn job, void *const *a, void *const *b, int64_t jobs)
-{
-    if (jobs <= 1) {
-        for (int64_t j = 0; j < jobs; ++j)
-            job(a, b, j);
-        return;
-    }
-    (ge_jobs_delegate ? ge_jobs_delegate : ge_jobs_run)(job, a, b, jobs);
-}
-"""
-_RUN_JOBS_C = """\
-static void ge_job(void *const *inputs, void *const *outputs, int64_t job);
 static void ge_run_jobs(void *const *inputs, void *const *outputs)
 {
     if (GE_JOBS <= 1 || @GET@() <= 1) {
@@ -180,32 +167,14 @@ static void ge_run_jobs(void *const *inputs, void *const *outputs)
     (ge_jobs_delegate ? ge_jobs_delegate : ge_jobs_run)(ge_job, inputs, outputs, GE_JOBS);
 }
 """
-
-
-def _fill(template: str) -> str:
-    return (template.replace("@GET@", _GET).replace("@SET@", _SET)
-            .replace("@WORKERS@", str(MAX_THREADS - 1)).replace("@NAME@", WORKER_NAME))
-
-
-_POOL = _fill(_TEMPLATE_C)
-_RUN_JOBS = _fill(_RUN_JOBS_C)
-
-
-def thread_count() -> str:
-    """The C expression of the model's thread count (what OpenBLAS was given for the run)."""
-    return f"{_GET}()"
-
-
-def pool() -> list:
-    """The pool alone, for a kernel that calls `ge_parallel(job, a, b, jobs)` itself (several
-    phases, each a set of jobs); `job(a, b, j)` gets the pointers it was given."""
-    return [_POOL]
+_RUNNER = (_TEMPLATE_C.replace("@GET@", _GET).replace("@SET@", _SET)
+           .replace("@WORKERS@", str(MAX_THREADS - 1)).replace("@NAME@", WORKER_NAME))
 
 
 def runner(jobs: int, serial: int) -> list:
     """The C helpers of a kernel with `jobs` parallel jobs (1: never threaded) and `serial`
     one-thread jobs; it still defines ge_job."""
-    return [f"#define GE_JOBS {jobs}", f"#define GE_SERIAL_JOBS {serial}", _POOL, _RUN_JOBS]
+    return [f"#define GE_JOBS {jobs}", f"#define GE_SERIAL_JOBS {serial}", _RUNNER]
 
 
 MIN_THREADED_ELEMENTS = 1 << 16     # below this a row kernel does not pay for starting threads
