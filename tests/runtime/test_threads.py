@@ -151,10 +151,11 @@ def test_kernels_split_over_threads_themselves(tmp_path):
 
 
 def test_job_workers_persist_survive_fork_and_leave_with_the_model(tmp_path):
-    """Each kernel that splits its work starts its N-1 workers on its first threaded call and
-    keeps them (no thread per call; `top -H` shows them as ge-jobs); a forked child starts its
-    own; closing the model joins them.  The jobs model has three such kernels (MatMul,
-    softmax, layer norm): with 2 threads, three workers."""
+    """A model's kernels that split their work share one pool (the loader points the later
+    ones at the first's), whose N-1 workers start on its first threaded call and stay (no
+    thread per call; `top -H` shows them as ge-jobs); a forked child starts its own; closing
+    the model joins them.  The jobs model has three such kernels (MatMul, softmax, layer
+    norm): with 2 threads, one worker."""
     om = compile_to_om(_jobs_model(), tmp_path / "jobs.om", PRECISION)
     x = (np.random.default_rng(2).standard_normal((6, 64, 256))).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
