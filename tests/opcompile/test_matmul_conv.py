@@ -15,6 +15,19 @@ def test_matmul_transposes(ta, tb, rng):
     check_op("MatMul", [a, b], {"transpose_x1": ta, "transpose_x2": tb}, **TOL)
 
 
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("k,n", [(5, 4), (300, 4000)])   # the second splits into column jobs
+def test_matmul_of_one_row(ta, tb, k, n, rng):
+    """M = 1 (a classifier head) runs on sgemv, with a bias and with transposed operands."""
+    a = rng.standard_normal((k, 1) if ta else (1, k)).astype(F32)
+    b = rng.standard_normal((n, k) if tb else (k, n)).astype(F32)
+    bias = rng.standard_normal((n,)).astype(F32)
+    attrs = {"transpose_x1": ta, "transpose_x2": tb}
+    check_op("MatMulV2", [a, b, bias], attrs, **TOL)
+    check_op("BatchMatMulV2", [a[None].repeat(3, 0), b],
+             {"adj_x1": ta, "adj_x2": tb}, **TOL)
+
+
 def test_matmul_v2_bias(rng):
     a = rng.standard_normal((6, 8)).astype(F32)
     b = rng.standard_normal((8, 3)).astype(F32)

@@ -188,6 +188,9 @@ BLAS_ENUMS = {"CBLAS_ORDER": {"CblasRowMajor": 101, "CblasColMajor": 102},
 BLAS_DECLS = (f"void {blas_lib.symbol('cblas_sgemm')}(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, "
               "enum CBLAS_TRANSPOSE, int, int, int, float, const float *, int, const float *, "
               "int, float, float *, int);",
+              # products of one row (M = 1): no packing of the other operand (gen_matmul)
+              f"void {blas_lib.symbol('cblas_sgemv')}(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, "
+              "int, int, float, const float *, int, const float *, int, float, float *, int);",
               # the thread count, read and set by the kernels that split their own work (jobs.py)
               f"int {blas_lib.symbol('openblas_get_num_threads')}(void);",
               f"void {blas_lib.symbol('openblas_set_num_threads')}(int);")

@@ -15,8 +15,9 @@ from .jobs import runner
 
 __all__ = ["MATMUL_OPS", "VERSION", "render_matmul", "render_gemm", "render_conv2d"]
 
-VERSION = 4
+VERSION = 5
 SGEMM = blas.symbol("cblas_sgemm")
+SGEMV = blas.symbol("cblas_sgemv")
 F = ("DT_FLOAT",)
 MATMUL_OPS = {  # op -> (transpose attr of x1, of x2, batched)
     "MatMul": ("transpose_x1", "transpose_x2", False),
@@ -93,10 +94,17 @@ def render_matmul(sig) -> KernelSource:
     if has_bias:    # pre-fill C with the bias row; sgemm then accumulates with beta = 1
         job += [f"    for (int64_t r = 0; r < {m}; ++r) "
                 f"memcpy(c + r * {n}, x2 + j0, w * sizeof(float));"]
-    job += [f"    {SGEMM}(CblasRowMajor, {'CblasTrans' if ta else 'CblasNoTrans'}, "
-            f"{'CblasTrans' if tb else 'CblasNoTrans'}, {m}, w, {k}, 1.0f, "
-            f"x0 + off_a[bi], {lda}, x1 + off_b[bi] + j0{f' * {ldb}' if tb else ''}, {ldb}, "
-            f"{'1.0f' if has_bias else '0.0f'}, c, {n});"]
+    beta = "1.0f" if has_bias else "0.0f"
+    if m == 1:      # a row times a matrix: sgemv reads B once, sgemm would pack it first
+        job += [f"    {SGEMV}(CblasRowMajor, {'CblasNoTrans' if tb else 'CblasTrans'}, "
+                f"{'w' if tb else k}, {k if tb else 'w'}, 1.0f, "
+                f"x1 + off_b[bi] + j0{f' * {ldb}' if tb else ''}, {ldb}, x0 + off_a[bi], 1, "
+                f"{beta}, c, 1);"]
+    else:
+        job += [f"    {SGEMM}(CblasRowMajor, {'CblasTrans' if ta else 'CblasNoTrans'}, "
+                f"{'CblasTrans' if tb else 'CblasNoTrans'}, {m}, w, {k}, 1.0f, "
+                f"x0 + off_a[bi], {lda}, x1 + off_b[bi] + j0{f' * {ldb}' if tb else ''}, "
+                f"{ldb}, {beta}, c, {n});"]
     act = epilogue(sig, "row", "w", "        ")
     if act:
         job += [f"    for (int64_t r = 0; r < {m}; ++r) {{",
