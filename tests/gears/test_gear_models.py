@@ -260,7 +260,10 @@ def test_static_aipp_with_batch_gears(atc_main, work):
     images = np.random.default_rng(5).integers(0, 256, (2, 32, 32, 3)).astype(np.uint8)
     both, first = model.run([images])[0], model.run([images[:1]])[0]
     assert both.shape == (2, 1000) and first.shape == (1, 1000)
-    np.testing.assert_allclose(both[:1], first, rtol=0, atol=1e-5)
+    # to fp32 rounding, as the other gear tests: one image's classifier row is an sgemv,
+    # two images' an sgemm, which sum in another order
+    np.testing.assert_allclose(both[:1], first, rtol=0,
+                               atol=2e-4 * max(1.0, float(np.abs(first).max())))
 
 
 def test_offline_compile_builds_the_same_gears(gear_om, work, tmp_path):
