@@ -96,7 +96,8 @@ class KernelLoader:
     def _share_jobs_pool(self, lib) -> None:
         """Kernels that split their work (opcompile/jobs.py) each carry a pool of workers; the
         first one loaded here keeps its pool and every later one is pointed at it, so a model
-        has N-1 workers, kept busy from one kernel to the next, not N-1 per kernel."""
+        has N-1 workers, not N-1 per kernel.  The first stays mapped as long as the others
+        (self._libs keeps them all until close)."""
         try:
             run = getattr(lib, JOBS_SYMBOL)
         except (AttributeError, OSError, NotImplementedError):
