@@ -9,8 +9,8 @@ onnxruntime `intra_op_num_threads`, inter-op 1).  Each model is built by bench/m
 in-process (parse_onnx -> build_graph -> save_om, warm kernel cache on later runs), loaded with
 ge.runtime, checked against onnxruntime (max abs error printed) and timed: median of --runs
 runs after one warm-up, the two runtimes taking turns (an untimed settling run, then a timed
-one) so that other jobs on the machine slow both alike.  Prints ours / onnxruntime per model and thread count; the target is
-<= 1.2x.
+one) so that other jobs on the machine slow both alike.  Prints ours / onnxruntime per model
+and thread count; the target is <= 1.2x.
 
 An OPENBLAS_CORETYPE inherited from the environment is dropped (ge.blas then picks the newest
 core type the CPU flags allow, as for a user who never set it) unless --keep-coretype; the core

@@ -4,8 +4,10 @@ The operator compiler writes kernels to this ABI (ge.compiler.opcompile), the ru
 opcompile tests load them through `KernelLoader`; both import this leaf module, neither imports
 the other.  Loading checks, in this order and before any byte is mapped: the sha256 the caller
 recorded for the kernel, then (after `dlopen`) the ABI version symbol and the declarations
-(`ge_kernel_signature`, `ge_kernel_workspace_bytes`) a caller checks its plan against.  The BLAS kernels link is
-loaded first (ge.blas), so a kernel's `NEEDED libscipy_openblas.so` resolves to it.
+(`ge_kernel_signature`, `ge_kernel_workspace_bytes`) a caller checks its plan against; a kernel
+that splits its work is pointed at the model's one pool of workers (`_share_jobs_pool`).  The
+BLAS library is loaded first (ge.blas), so a kernel's `NEEDED libscipy_openblas.so` resolves to
+it.
 """
 from __future__ import annotations
 

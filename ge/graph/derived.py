@@ -14,7 +14,7 @@ import os
 
 import numpy as np
 
-__all__ = ["RowScaled"]
+__all__ = ["RowScaled", "computed"]
 
 _CHUNK = 1 << 20            # bytes of products per chunk: stays in cache while it is written
 
@@ -66,3 +66,8 @@ class RowScaled:
 
     def tail(self, n: int) -> memoryview:
         return memoryview(self.materialize()).cast("B")[n:]
+
+
+def computed(data):
+    """`data`, or a derived constant's values (for a consumer that needs the bytes whole)."""
+    return data.materialize() if isinstance(data, RowScaled) else data

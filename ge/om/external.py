@@ -25,6 +25,7 @@ import numpy as np
 from ge.errors import GeError
 from ge.fsutil import os_reason, publish
 from ge.graph import serialize as ser
+from ge.graph.derived import computed
 from ge.graph.filebacked import file_range_of, file_view, map_file
 from ge.graph.types import AttrValueType as VT, to_numpy_dtype
 
@@ -103,8 +104,7 @@ def externalize(pairs, om_path: str, mode: str) -> list:
     blobs: dict[str, _Blob] = {}
     end = 0
     for op, data in pairs:
-        if hasattr(data, "materialize"):      # a derived constant (ge.graph.derived)
-            data = data.materialize()
+        data = computed(data)                 # a derived constant (ge.graph.derived)
         if memoryview(data).nbytes == 0:
             continue                          # an empty constant stays a Const
         sha = sha256_of(data)

@@ -12,6 +12,7 @@ its `t.data` is emptied.  Byte-identical constants share one block.  Owns nothin
 from __future__ import annotations
 
 from ge.errors import GeError
+from ge.graph.derived import RowScaled, computed
 from ge.graph.filebacked import file_range_of
 
 __all__ = ["WEIGHTS_START", "WEIGHTS_ALIGN", "extract_weights", "weight_parts", "place_weights",
@@ -80,7 +81,7 @@ def place_weights(pairs) -> list:
     ranges: dict = {}
     streamed: dict[int, int] = {}
     for op, data in pairs:
-        if hasattr(data, "chunks") and data.nbytes > _HASHED_MAX:
+        if isinstance(data, RowScaled) and data.nbytes > _HASHED_MAX:
             # a derived constant (ge.graph.derived): the writer streams it; shared by object
             offset = streamed.get(id(data))
             if offset is None:
@@ -89,8 +90,7 @@ def place_weights(pairs) -> list:
                 end = offset + data.nbytes
             _set_place(op, offset, data.nbytes)
             continue
-        if hasattr(data, "materialize"):
-            data = data.materialize()
+        data = computed(data)
         source = file_range_of(data)
         data = memoryview(data).cast("B")
         size = data.nbytes

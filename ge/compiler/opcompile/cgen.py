@@ -15,7 +15,8 @@ from ge.kernel_abi import (ABI_VERSION, KERNEL_SYMBOL, SIGNATURE_SYMBOL, VERSION
 
 __all__ = ["Unsupported", "KernelSource", "C_TYPE", "ELEM_SIZE", "ABI_VERSION", "KERNEL_SYMBOL",
            "flit", "numel", "strides_of", "broadcast_strides", "coalesce", "loop_nest",
-           "kernel_head", "kernel_file", "prelude", "require_dtypes", "hw_pair", "HIGH_PRECISION",
+           "banner", "abi_symbols", "kernel_head", "kernel_file", "prelude", "require_dtypes",
+           "hw_pair", "HIGH_PRECISION",
            "high_precision"]
 
 HIGH_PRECISION = 0x4     # CANN's _op_impl_mode_enum bit for high_precision (docs/precision.md)
@@ -224,20 +225,25 @@ SYSTEM_HEADERS = ["#include <stddef.h>", "#include <stdint.h>", "#include <strin
                   "#include <math.h>"]
 
 
+def banner(sig, family: str, version: int) -> str:
+    return (f"/* ge kernel: {family} generator v{version}, op {sig.op_type}. "
+            "Generated; do not edit. */")
+
+
+def abi_symbols(sig) -> list:
+    """The ABI version and signature symbols of a kernel of `sig`."""
+    return ["",
+            f"const unsigned int {VERSION_SYMBOL} = {ABI_VERSION}u;",
+            f'const char {SIGNATURE_SYMBOL}[] = "{_c_string(sig.canonical())}";',
+            ""]
+
+
 def kernel_head(sig, family: str, version: int, blas: bool = False,
                 system_headers: bool = False) -> list:
     """The lines every kernel file opens with: the prelude (or, for C written by users, the
     system headers it was promised: docs/custom-ops.md), ABI version and signature symbols."""
-    head = [f"/* ge kernel: {family} generator v{version}, op {sig.op_type}. "
-            "Generated; do not edit. */"]
-    head += SYSTEM_HEADERS if system_headers else prelude(blas)
-    head += [
-        "",
-        f"const unsigned int {VERSION_SYMBOL} = {ABI_VERSION}u;",
-        f'const char {SIGNATURE_SYMBOL}[] = "{_c_string(sig.canonical())}";',
-        "",
-    ]
-    return head
+    declared = SYSTEM_HEADERS if system_headers else prelude(blas)
+    return [banner(sig, family, version)] + declared + abi_symbols(sig)
 
 
 def kernel_file(sig, family: str, version: int, decls: list, body: list,

@@ -6,7 +6,8 @@ them as branches and the loops stay scalar.  A generator that uses a `ge_*` func
 `helpers_for(expression)` to its kernel file.
 
 exp: round x*log2(e) to n (to nearest, ties to even), r = x - n*ln2 (ln2 split in two), a
-degree-6 polynomial for e^r and 2^n from the exponent bits; x is clamped to [-87, 88] (no overflow, no denormals).
+degree-6 polynomial for e^r and 2^n from the exponent bits; x is clamped to [-87, 88] (no
+overflow, no denormals).
 `ge_exp_ieee` adds the IEEE ends: NaN stays NaN, below -87 is 0, above 88 is +inf.
 tanh: an odd polynomial below |x| = 0.625, 1 - 2 / (e^2x + 1) above.
 erf: the Maclaurin series to x^13 below |x| = 0.5 (relative error < 1e-9 there); above,

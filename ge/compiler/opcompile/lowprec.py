@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from ge.kernel_abi import KERNEL_SYMBOL, SIGNATURE_SYMBOL, VERSION_SYMBOL, WORKSPACE_SYMBOL
 
-from .cgen import KernelSource, Unsupported, kernel_head, numel, prelude
+from .cgen import KernelSource, Unsupported, abi_symbols, banner, numel, prelude
 
 __all__ = ["VERSION", "LOW_DTYPES", "REFERENCE_ULP", "CONVERT_C", "with_low_precision",
            "promote_signature", "has_low_precision", "wrap"]
@@ -147,16 +147,13 @@ def wrap(sig, inner: KernelSource) -> KernelSource:
     """The kernel of `sig` around `inner`, the float32 kernel of promote_signature(sig)."""
     in_ptrs, convert_in, offset = _staged(sig.inputs, "inputs", _align(inner.workspace_bytes))
     out_ptrs, convert_out, offset = _staged(sig.outputs, "outputs", offset)
-    head = kernel_head(sig, "lowprec", VERSION, blas=inner.needs_blas)
-    declared = prelude(inner.needs_blas)
-    symbols = head[1 + len(declared):]
-    text = head[:1 + len(declared)] + [
+    text = [banner(sig, "lowprec", VERSION)] + prelude(inner.needs_blas) + [
         f"static int {INNER}(void *const *inputs, void *const *outputs, void *workspace);",
         "/* the float32 kernel, its ABI symbols renamed */"]
     text += [f"#define {s} {renamed}" for s, renamed in _RENAMED.items()]
     text += [inner.c_source]
     text += [f"#undef {s}" for s in _RENAMED]
-    text += symbols
+    text += abi_symbols(sig)
     text += [CONVERT_C]
     text += [f"int {KERNEL_SYMBOL}(void *const *inputs, void *const *outputs, void *workspace)",
              "{",
