@@ -12,7 +12,7 @@ import pytest
 
 from ge import blas
 from ge.compiler.opcompile import build as kbuild
-from ge.compiler.opcompile import cgen
+from ge.compiler.opcompile import cgen, support
 from ge.compiler.opcompile.generators import render
 from kernel_check import full_attrs, make_sig
 
@@ -60,10 +60,14 @@ def test_direct_link_gives_the_bytes_of_the_driver(tmp_path, sig):
     assert "#include" not in src.c_source
     built = kbuild.build(src.c_source, src.needs_blas, what=sig.op_type)
     (tmp_path / "kernel.c").write_text(src.c_source)
+    sources = ["kernel.c"]
+    if support.uses_support(src.c_source):      # the pool of a threaded kernel, linked in
+        (tmp_path / "support.c").write_text(support.SOURCE)
+        sources.append("support.c")
     libs = ([f"-L{blas.locate().lib_dir}"] if src.needs_blas else []) + kbuild.link_libs(
         src.needs_blas)
     subprocess.run([kbuild.toolchain().cc_path, *kbuild.compile_flags(),
-                    f"-ffile-prefix-map={tmp_path}=.", "-o", "kernel.so", "kernel.c", *libs],
+                    f"-ffile-prefix-map={tmp_path}=.", "-o", "kernel.so", *sources, *libs],
                    cwd=tmp_path, check=True)
     assert built == (tmp_path / "kernel.so").read_bytes()
 

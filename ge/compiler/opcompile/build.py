@@ -27,6 +27,8 @@ from ge.errors import GeError
 from ge.fsutil import sweep, temp_dir
 from ge.host import install_command
 
+from . import support
+
 __all__ = ["Toolchain", "toolchain", "build", "compile_flags", "link_libs", "KernelBuildError",
            "clean_stale_build_dirs"]
 
@@ -134,24 +136,54 @@ def _run(argv: list, work: str, what: str) -> None:
         raise KernelBuildError("EP0110", {"kernel": what, "reason": proc.stderr[-2000:]})
 
 
-def build(source: str, needs_blas: bool, debug_flags: tuple = (), what: str = "") -> bytes:
-    """Compile one translation unit into a shared object and return its bytes."""
-    tc = toolchain()
-    libs = _library_paths(needs_blas) + link_libs(needs_blas)
+def _compile(work: str, source: str, name: str, debug_flags: tuple, what: str) -> None:
+    """`name`.c -> `name`.o in `work`, with the keyed flags and no path in the bytes."""
+    with open(os.path.join(work, f"{name}.c"), "w", encoding="utf-8") as f:
+        f.write(source)
+    flags = [f for f in compile_flags(debug_flags) if f not in LINK_FLAGS]
+    _run([toolchain().cc_path, *flags, f"-ffile-prefix-map={work}=.", "-c", "-o", f"{name}.o",
+          f"{name}.c"], work, what)
+
+
+def _in_work_dir(what: str, step):
     base = os.path.join(tempfile.gettempdir(), BUILD_NAME)
     try:
         with temp_dir(base) as work:
-            with open(os.path.join(work, "kernel.c"), "w", encoding="utf-8") as f:
-                f.write(source)
-            flags = [f for f in compile_flags(debug_flags) if f not in LINK_FLAGS]
-            _run([tc.cc_path, *flags, f"-ffile-prefix-map={work}=.", "-c", "-o", "kernel.o",
-                  "kernel.c"], work, what)
-            link = list(_linker_argv(tc.cc_path, tuple(libs)))
-            _run(link or [tc.cc_path, *LINK_FLAGS, "-o", "kernel.so", "kernel.o", *libs],
-                 work, what)
-            with open(os.path.join(work, "kernel.so"), "rb") as f:
-                return f.read()
+            return step(work)
     except OSError as exc:          # TMPDIR full, read-only or missing: say where
         raise KernelBuildError("EP0110", {"kernel": what, "reason": (
             f"its work directory in {os.path.dirname(base)} (TMPDIR) cannot be used: "
             f"{exc.strerror or exc}")}) from None
+
+
+def compile_object(source: str, debug_flags: tuple = (), what: str = "") -> bytes:
+    """The bytes of `source` compiled (not linked) with the kernels' flags: support.o."""
+    def step(work):
+        _compile(work, source, "support", debug_flags, what)
+        with open(os.path.join(work, "support.o"), "rb") as f:
+            return f.read()
+    return _in_work_dir(what, step)
+
+
+def build(source: str, needs_blas: bool, debug_flags: tuple = (), what: str = "") -> bytes:
+    """Compile one translation unit into a shared object, linked with the support object
+    when it calls into it (support.py), and return its bytes."""
+    tc = toolchain()
+    libs = _library_paths(needs_blas) + link_libs(needs_blas)
+    linked = support.object_bytes(debug_flags) if support.uses_support(source) else b""
+
+    def step(work):
+        _compile(work, source, "kernel", debug_flags, what)
+        objects = ["kernel.o"]
+        if linked:
+            with open(os.path.join(work, "support.o"), "wb") as f:
+                f.write(linked)
+            objects.append("support.o")
+        link = list(_linker_argv(tc.cc_path, tuple(libs)))
+        if link:
+            at = link.index("kernel.o")
+            link[at:at + 1] = objects
+        _run(link or [tc.cc_path, *LINK_FLAGS, "-o", "kernel.so", *objects, *libs], work, what)
+        with open(os.path.join(work, "kernel.so"), "rb") as f:
+            return f.read()
+    return _in_work_dir(what, step)

@@ -24,6 +24,7 @@ from ge.fsutil import fault_point, os_reason, publish
 from ge.compiler import cache as kcache
 from ge.compiler import progress
 from ge.compiler.engines import ATTR_ENGINE, COMPILED_ENGINES
+from . import support
 from .build import build, clean_stale_build_dirs, compile_flags, link_libs, toolchain
 from .cgen import ABI_VERSION, KERNEL_SYMBOL, Unsupported
 from .generators import generator_for
@@ -98,6 +99,8 @@ def kernel_task(sig, soc: str, debug_flags: tuple = ()) -> _Task:
         "flags": list(flags),
         "toolchain": toolchain().identity(src.needs_blas),
     }
+    if support.uses_support(src.c_source):
+        fields["support_sha256"] = support.SOURCE_SHA256
     key = kcache.kernel_key(fields)
     name = kcache.kernel_name(sig.op_type, key)
     meta = {"symbol": KERNEL_SYMBOL, "abi": ABI_VERSION, "op_type": sig.op_type,

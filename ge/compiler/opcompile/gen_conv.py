@@ -8,6 +8,9 @@
 
 Bias, a residual input (ConvAddFusionPass) and a fused activation (`fused_activation`, set
 by the ConvActivationFusionPass) are applied to each block while it is still in the cache.
+The blocked kernels split their work over the model's threads themselves (jobs.py, `_split`):
+im2col and the epilogue run in parallel too, and OpenBLAS stays on one thread, whose workers
+would otherwise spin beside the pool's between kernels.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from ge.ops.defs.conv import RESIDUAL_SLOT
 from .cgen import KernelSource, Unsupported, hw_pair, io_decls, kernel_file, require_dtypes
 from .fastmath import helpers_for
 from .gen_elementwise import ELEMENTWISE, expression
+from .jobs import threads_runner
 
 __all__ = ["render_conv2d", "epilogue", "epilogue_helpers", "FUSED_ACTIVATIONS", "BLOCK_BYTES",
            "VERSION"]
@@ -27,6 +31,12 @@ SGEMM = blas.symbol("cblas_sgemm")
 F = ("DT_FLOAT",)
 BLOCK_BYTES = 1 << 20           # im2col block bytes (measured on ResNet-50: docs/kernel-abi.md)
 MIN_BLOCK_COLUMNS = 1024        # narrower sgemm calls lose more than the cache gains
+# Threads (jobs.py): one job per thread (the model's count, up to SLOTS), each its share of the
+# output rows (in blocks, its own im2col buffer), or of one block's columns or channel groups
+THREAD_CHANNELS = 16            # channel shares are multiples of it (OpenBLAS's row tiles)
+THREAD_COLUMNS = 64             # column shares of a single block: multiples of it
+THREAD_PIXELS = 512             # smaller single blocks are shared by output channels
+SLOTS = 4                       # im2col buffers: at most this many threads per convolution
 # activations a matrix kernel applies to its own output (attribute-free rows of ELEMENTWISE)
 FUSED_ACTIVATIONS = ("Relu", "GeluV2")
 
@@ -136,63 +146,112 @@ def _copy_columns(stride: int) -> str:
             f"r[oj] = xr[oj * {stride}];")
 
 
-def _rows_per_block(g: dict) -> int:
-    ck = g["cg"] * g["kh"] * g["kw"]
-    rows = max(BLOCK_BYTES // (4 * ck * g["ow"]), -(-MIN_BLOCK_COLUMNS // g["ow"]))
-    return max(1, min(g["oh"], rows))
+def _split(g: dict, direct: bool) -> dict:
+    """Blocks of output rows whose im2col stays in the cache (a direct 1x1: one block of every
+    pixel), and how threads share the work (`mode`): output rows; of a single block, columns
+    (each thread packs its part of the image, all of the filter), or for a small image (whose
+    filter is the larger operand) groups of THREAD_CHANNELS output channels."""
+    ck, cog = g["cg"] * g["kh"] * g["kw"], g["cog"]
+    unit, units = (1, g["oh"] * g["ow"]) if direct else (g["ow"], g["oh"])
+    per = units if direct else max(1, min(g["oh"], max(
+        BLOCK_BYTES // (4 * ck * g["ow"]), -(-MIN_BLOCK_COLUMNS // g["ow"]))))
+    blocks = -(-units // per)
+    if blocks > 1:
+        mode, shares = "rows", units
+    elif cog >= 2 * THREAD_CHANNELS and units * unit < THREAD_PIXELS:
+        mode, shares = "channels", cog // THREAD_CHANNELS   # the last group takes the rest
+    else:
+        mode, shares = "columns", max(1, units * unit // THREAD_COLUMNS)
+    return dict(unit=unit, units=units, per=per, mode=mode, shares=shares,
+                col_floats=0 if direct else ck * per * g["ow"])
 
 
-def _blocked(sig, g: dict, direct: bool) -> list:
-    """im2col of `rows` output rows at a time (none when direct), sgemm into those rows of y,
-    bias first and activation after, block by block."""
-    ck, ohw, cog, ow = g["cg"] * g["kh"] * g["kw"], g["oh"] * g["ow"], g["cog"], g["ow"]
-    rows = g["oh"] if direct else _rows_per_block(g)
-    body = [f"    for (int64_t n = 0; n < {g['nb']}; ++n)",
-            f"    for (int64_t g = 0; g < {g['groups']}; ++g) {{",
-            f"        const float *xg = x0 + (n * {g['c']} + g * {g['cg']})"
-            f" * {g['h'] * g['wd']};",
-            f"        float *yg = y0 + (n * {g['co']} + g * {cog}) * {ohw};",
-            f"        for (int64_t r0 = 0; r0 < {g['oh']}; r0 += {rows}) {{",
-            f"            const int64_t rn = {g['oh']} - r0 < {rows} ? {g['oh']} - r0 : {rows};",
-            f"            const int64_t pn = rn * {ow};",
-            f"            float *yb = yg + r0 * {ow};"]
-    if not direct:
-        body += [f"            float *col = (float *)workspace;",
-                 f"            for (int64_t ci = 0; ci < {g['cg']}; ++ci)",
-                 f"            for (int64_t ki = 0; ki < {g['kh']}; ++ki)",
-                 f"            for (int64_t kj = 0; kj < {g['kw']}; ++kj) {{",
-                 f"                float *row = col + ((ci * {g['kh']} + ki) * {g['kw']} + kj)"
-                 f" * pn;"]
-        body += _column_range(g, "                ")
-        body += [f"                for (int64_t oi = r0; oi < r0 + rn; ++oi) {{",
-                 f"                    const int64_t hi = oi * {g['sh']} - {g['pt']}"
-                 f" + ki * {g['dh']};",
-                 f"                    float *r = row + (oi - r0) * {ow};",
-                 f"                    if (hi < 0 || hi >= {g['h']}) {{",
-                 f"                        memset(r, 0, {ow} * sizeof(float));",
-                 "                        continue;",
-                 "                    }",
-                 f"                    const float *xr = xg + (ci * {g['h']} + hi) * {g['wd']}"
-                 f" + wofs;",
-                 "                    memset(r, 0, jlo * sizeof(float));",
-                 _copy_columns(g["sw"]),
-                 f"                    memset(r + jhi, 0, ({ow} - jhi) * sizeof(float));",
-                 "                }",
-                 "            }"]
+def _im2col(g: dict, pad: str) -> list:
+    """C lines: im2col of output rows r0 .. r0+rn-1 of image xg into col ([ck][pn])."""
+    lines = [f"for (int64_t ci = 0; ci < {g['cg']}; ++ci)",
+             f"for (int64_t ki = 0; ki < {g['kh']}; ++ki)",
+             f"for (int64_t kj = 0; kj < {g['kw']}; ++kj) {{",
+             f"    float *row = col + ((ci * {g['kh']} + ki) * {g['kw']} + kj) * pn;"]
+    lines += _column_range(g, "    ")
+    lines += ["    for (int64_t oi = r0; oi < r0 + rn; ++oi) {",
+              f"        const int64_t hi = oi * {g['sh']} - {g['pt']} + ki * {g['dh']};",
+              f"        float *r = row + (oi - r0) * {g['ow']};",
+              f"        if (hi < 0 || hi >= {g['h']}) {{",
+              f"            memset(r, 0, {g['ow']} * sizeof(float));",
+              "            continue;",
+              "        }",
+              f"        const float *xr = xg + (ci * {g['h']} + hi) * {g['wd']} + wofs;",
+              "        memset(r, 0, jlo * sizeof(float));",
+              "    " + _copy_columns(g["sw"]).strip(),
+              f"        memset(r + jhi, 0, ({g['ow']} - jhi) * sizeof(float));",
+              "    }",
+              "}"]
+    return [pad + line for line in lines]
+
+
+def _product(sig, g: dict, direct: bool, pad: str) -> list:
+    """C lines: output channels o0 .. o0+on-1 x columns c0 .. c0+cn-1 of the block of pn pixels
+    at row r0 of image/group (n, g): bias, one sgemm, then residual and activation while the
+    rows are in the cache."""
+    ck, ohw, cog = g["cg"] * g["kh"] * g["kw"], g["oh"] * g["ow"], g["cog"]
+    unit = 1 if direct else g["ow"]
+    lines = [f"float *yb = y0 + (n * {g['co']} + g * {cog} + o0) * {ohw} + r0 * {unit} + c0;"]
     if g["has_bias"]:
-        body += [f"            for (int64_t o = 0; o < {cog}; ++o) {{",
-                 f"                const float bv = x2[g * {cog} + o];",
-                 f"                for (int64_t p = 0; p < pn; ++p) yb[o * {ohw} + p] = bv;",
-                 "            }"]
-    beta = "1.0f" if g["has_bias"] else "0.0f"
-    body += [f"            {SGEMM}(CblasRowMajor, CblasNoTrans, CblasNoTrans, {cog}, pn, {ck}, "
-             f"1.0f, x1 + g * {cog * ck}, {ck}, {'xg + r0 * ' + str(ow) if direct else 'col'}, "
-             f"{ohw if direct else 'pn'}, {beta}, yb, {ohw});"]
-    act = epilogue(sig, "yo", "pn", "                ", _residual(sig, "yo"))
+        lines += ["for (int64_t o = 0; o < on; ++o) {",
+                  f"    const float bv = x2[g * {cog} + o0 + o];",
+                  f"    for (int64_t p = 0; p < cn; ++p) yb[o * {ohw} + p] = bv;",
+                  "}"]
+    lines += [f"{SGEMM}(CblasRowMajor, CblasNoTrans, CblasNoTrans, on, cn, {ck}, 1.0f, "
+              f"x1 + (g * {cog} + o0) * {ck}, {ck}, {'xg + r0 + c0' if direct else 'col + c0'}, "
+              f"{ohw if direct else 'pn'}, {'1.0f' if g['has_bias'] else '0.0f'}, yb, {ohw});"]
+    act = epilogue(sig, "yo", "cn", "    ", _residual(sig, "yo"))
     if act:
-        body += [f"            for (int64_t o = 0; o < {cog}; ++o) {{",
-                 f"                float *yo = yb + o * {ohw};"] + act + ["            }"]
-    body += ["        }", "    }"]
+        lines += ["for (int64_t o = 0; o < on; ++o) {",
+                  f"    float *yo = yb + o * {ohw};"] + act + ["}"]
+    return [pad + line for line in lines]
+
+
+_SHARE = {  # mode -> C lines: job j's share [s0, s1) of the shares as channels / columns
+    "channels": ["        const int64_t o0 = s0 * @G@;",
+                 "        const int64_t on = (s1 == @S@ ? @COG@ : s1 * @G@) - o0;",
+                 "        const int64_t c0 = 0, cn = pn;"],
+    "columns": ["        const int64_t c0 = s0 * @C@;",
+                "        const int64_t cn = (s1 == @S@ ? pn : s1 * @C@) - c0;",
+                "        const int64_t o0 = 0, on = @COG@;"],
+}
+
+
+def _blocked(sig, g: dict, direct: bool, split: dict) -> list:
+    """ge_job(j) of J (the model's threads, at most SLOTS): shares s0 .. s1-1 of the work.
+    Job -1, one thread, is the whole: block by block, each block one sgemm.  Threads share the
+    output rows (each its own blocks of them), or of a single block THREAD_CHANNELS channel
+    groups (each channel's arithmetic that of the one call), or THREAD_COLUMNS columns."""
+    cog, shares, per = g["cog"], split["shares"], split["per"]
+    units, unit, mode = split["units"], split["unit"], split["mode"]
+    body = ["static void ge_job(void *const *inputs, void *const *outputs, int64_t job)", "{"]
+    body += ["    " + d for d in io_decls(sig)]
+    body += ["    const int64_t jobs = (int64_t)(size_t)outputs[2], j = job < 0 ? 0 : job;",
+             f"    const int64_t s0 = job < 0 ? 0 : j * {shares} / jobs;",
+             f"    const int64_t s1 = job < 0 ? {shares} : (j + 1) * {shares} / jobs;",
+             f"    float *col = (float *)outputs[1] + j * {split['col_floats']};",
+             "    (void)col;",
+             f"    for (int64_t n = 0; n < {g['nb']}; ++n)",
+             f"    for (int64_t g = 0; g < {g['groups']}; ++g) {{",
+             f"        const float *xg = x0 + (n * {g['c']} + g * {g['cg']}) * {g['h'] * g['wd']};"]
+    if mode == "rows":      # rows s0 .. s1-1, in blocks of `per`
+        body += [f"        for (int64_t r0 = s0; r0 < s1; r0 += {per}) {{",
+                 f"            const int64_t rn = s1 - r0 < {per} ? s1 - r0 : {per};",
+                 f"            const int64_t pn = rn * {unit}, o0 = 0, on = {cog}, c0 = 0, cn = pn;"]
+        body += [] if direct else _im2col(g, "            ")
+        body += _product(sig, g, direct, "            ") + ["        }"]
+    else:
+        body += [f"        const int64_t r0 = 0, rn = {units}, pn = {units * unit};"]
+        body += [line.replace("@G@", str(THREAD_CHANNELS)).replace("@C@", str(THREAD_COLUMNS))
+                 .replace("@S@", str(shares)).replace("@COG@", str(cog))
+                 for line in _SHARE[mode]]
+        body += [] if direct else _im2col(g, "        ")
+        body += _product(sig, g, direct, "        ")
+    body += ["    }", "}", ""]
     return body
 
 
@@ -206,8 +265,11 @@ def render_conv2d(sig) -> KernelSource:
                                         helpers=epilogue_helpers(sig)))
     direct = (g["kh"] == g["kw"] == 1 and g["sh"] == g["sw"] == 1 and g["pt"] == g["pl"] == 0
               and g["oh"] == g["h"] and g["ow"] == g["wd"])
-    ck = g["cg"] * g["kh"] * g["kw"]
-    workspace = 0 if direct else ck * _rows_per_block(g) * g["ow"] * 4
-    return KernelSource(kernel_file(sig, "conv2d", VERSION, io_decls(sig), _blocked(sig, g, direct),
-                                    blas=True, helpers=epilogue_helpers(sig)),
-                        workspace_bytes=workspace, needs_blas=True)
+    split = _split(g, direct)
+    helpers = epilogue_helpers(sig) + threads_runner() + _blocked(sig, g, direct, split)
+    most = min(SLOTS, split["shares"])
+    body = [f"    const int64_t jobs = ge_threads() < {most} ? ge_threads() : {most};",
+            "    void *outs[3] = {outputs[0], workspace, (void *)(size_t)jobs};",
+            "    ge_run_jobs(inputs, outs, jobs);"]
+    return KernelSource(kernel_file(sig, "conv2d", VERSION, [], body, blas=True, helpers=helpers),
+                        workspace_bytes=SLOTS * split["col_floats"] * 4, needs_blas=True)

@@ -1,0 +1,215 @@
+"""The support object: C code that many kernels share, compiled once per compile process and
+linked into each kernel that calls it (docs/kernel-abi.md, "The support object").
+
+It holds the job pool of the kernels that split their work (jobs.py: matmuls, convolutions,
+large softmaxes and layer norms).  Compiled into every such kernel, the pool cost about 50 ms of
+C compiler time per kernel (measured: a MatMul kernel 70 ms with it); linked as an object it
+costs the link of a few KB, and the object is compiled once per compile process that builds a
+kernel.  A kernel stays one self-contained shared object with the same ABI: a loader cannot
+tell the difference.
+
+The object is built from this fixed source with the kernels' own flags (and `-fPIC -c`), from
+the fixed file name `support.c`, so its bytes are the same wherever the same compiler builds it;
+a kernel's cache key carries the sha256 of the source (SOURCE_SHA256), beside the compiler
+identity that is already in it.  Only its entry points for kernels (`ge_support_*`) are hidden;
+the pool's `ge_jobs_run` / `ge_jobs_delegate` are each kernel's exports, as before.
+"""
+from __future__ import annotations
+
+import hashlib
+import threading
+
+from ge import blas
+
+from .cgen import libc_decls
+
+__all__ = ["SOURCE", "SOURCE_SHA256", "MARKER", "uses_support", "object_bytes"]
+
+MARKER = "ge_support_"  # a kernel whose source calls a function of this prefix links the object
+_GET = blas.symbol("openblas_get_num_threads")
+_SET = blas.symbol("openblas_set_num_threads")
+
+_POOL_C = """\
+typedef unsigned long ge_thread_t;
+typedef union { char bytes[128]; long double align; } ge_sync_t;  /* zeroed = initialised */
+typedef void (*ge_job_fn)(void *const *, void *const *, int64_t);
+typedef void (*ge_jobs_fn)(ge_job_fn, void *const *, void *const *, int64_t);
+int @GET@(void);
+void @SET@(int);
+extern int pthread_create(ge_thread_t *, const void *, void *(*)(void *), void *);
+extern int pthread_join(ge_thread_t, void **);
+extern int pthread_setname_np(ge_thread_t, const char *);
+extern int pthread_mutex_lock(ge_sync_t *);
+extern int pthread_mutex_unlock(ge_sync_t *);
+extern int pthread_cond_wait(ge_sync_t *, ge_sync_t *);
+extern int pthread_cond_broadcast(ge_sync_t *);
+extern int sched_yield(void);
+extern int getpid(void);
+ge_jobs_fn ge_jobs_delegate = 0;    /* the loader's choice: the pool of another kernel */
+static struct {
+    uint64_t ticket;            /* generation << 32 | next job of that generation */
+    int64_t done;               /* jobs of the current generation finished */
+    int64_t jobs;
+    ge_job_fn job;
+    void *const *inputs;
+    void *const *outputs;
+    uint64_t base;
+    int busy, pid, workers, active, stop;
+    ge_sync_t lock, wake;
+    ge_thread_t threads[@WORKERS@];
+} ge_pool;
+
+static void ge_take_jobs(uint64_t generation)
+{
+    uint64_t t = __atomic_load_n(&ge_pool.ticket, __ATOMIC_ACQUIRE);
+    while ((t >> 32) == generation && (int64_t)(t & 0xffffffffu) < ge_pool.jobs) {
+        if (__atomic_compare_exchange_n(&ge_pool.ticket, &t, t + 1, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+            ge_pool.job(ge_pool.inputs, ge_pool.outputs, (int64_t)(t & 0xffffffffu));
+            __atomic_fetch_add(&ge_pool.done, 1, __ATOMIC_RELEASE);
+            t = __atomic_load_n(&ge_pool.ticket, __ATOMIC_ACQUIRE);
+        }
+    }
+}
+
+static int ge_no_news(uint64_t seen)
+{
+    return __atomic_load_n(&ge_pool.ticket, __ATOMIC_ACQUIRE) >> 32 == seen
+           && !__atomic_load_n(&ge_pool.stop, __ATOMIC_ACQUIRE);
+}
+
+/* A worker polls for the next kernel's jobs a little (GE_SPIN pauses, about 0.5 ms here)
+   before it sleeps: a model's kernels follow each other closely, and waking a sleeping
+   worker for each one cost ResNet-50 about 10% with 2 threads. */
+#define GE_SPIN 20000
+#if defined(__x86_64__) || defined(__i386__)
+#define GE_PAUSE() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define GE_PAUSE() __asm__ __volatile__("yield")
+#else
+#define GE_PAUSE() ((void)0)
+#endif
+static void *ge_worker(void *arg)
+{
+    const int index = (int)(long)arg;
+    uint64_t seen = ge_pool.base;   /* the generation before the one that started it */
+    for (;;) {
+        for (int spin = 0; spin < GE_SPIN && ge_no_news(seen); ++spin)
+            GE_PAUSE();
+        pthread_mutex_lock(&ge_pool.lock);
+        while (ge_no_news(seen))
+            pthread_cond_wait(&ge_pool.wake, &ge_pool.lock);
+        pthread_mutex_unlock(&ge_pool.lock);
+        if (__atomic_load_n(&ge_pool.stop, __ATOMIC_ACQUIRE))
+            return (void *)0;
+        seen = __atomic_load_n(&ge_pool.ticket, __ATOMIC_ACQUIRE) >> 32;
+        if (index < __atomic_load_n(&ge_pool.active, __ATOMIC_ACQUIRE))
+            ge_take_jobs(seen);
+    }
+}
+
+__attribute__((destructor)) static void ge_stop_workers(void)
+{
+    if (ge_pool.workers == 0 || ge_pool.pid != getpid())
+        return;
+    pthread_mutex_lock(&ge_pool.lock);
+    __atomic_store_n(&ge_pool.stop, 1, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&ge_pool.wake);
+    pthread_mutex_unlock(&ge_pool.lock);
+    for (int w = 0; w < ge_pool.workers; ++w)
+        pthread_join(ge_pool.threads[w], (void **)0);
+    ge_pool.workers = 0;
+}
+
+/* Jobs 0 .. jobs-1 of `job` on this library's pool and the calling thread. */
+void ge_jobs_run(ge_job_fn job, void *const *inputs, void *const *outputs, int64_t jobs)
+{
+    const int threads = @GET@();
+    int helpers = threads - 1;
+    if (helpers > jobs - 1) helpers = (int)(jobs - 1);
+    if (helpers > @WORKERS@) helpers = @WORKERS@;
+    if (helpers <= 0 || __atomic_exchange_n(&ge_pool.busy, 1, __ATOMIC_ACQUIRE)) {
+        for (int64_t j = 0; j < jobs; ++j)      /* one thread, or a second caller */
+            job(inputs, outputs, j);
+        return;
+    }
+    if (ge_pool.pid != getpid()) {      /* first call, or a forked child: no workers yet */
+        ge_pool.workers = 0;
+        ge_pool.pid = getpid();
+        ge_pool.lock = (ge_sync_t){{0}};
+        ge_pool.wake = (ge_sync_t){{0}};
+    }
+    ge_pool.base = __atomic_load_n(&ge_pool.ticket, __ATOMIC_RELAXED) >> 32;
+    while (ge_pool.workers < helpers
+           && pthread_create(&ge_pool.threads[ge_pool.workers], (void *)0, ge_worker,
+                             (void *)(long)ge_pool.workers) == 0)
+        pthread_setname_np(ge_pool.threads[ge_pool.workers++], "@NAME@");
+    @SET@(1);
+    ge_pool.job = job;
+    ge_pool.jobs = jobs;
+    ge_pool.inputs = inputs;
+    ge_pool.outputs = outputs;
+    __atomic_store_n(&ge_pool.done, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&ge_pool.active, helpers, __ATOMIC_RELAXED);
+    const uint64_t generation = (__atomic_load_n(&ge_pool.ticket, __ATOMIC_RELAXED) >> 32) + 1;
+    pthread_mutex_lock(&ge_pool.lock);
+    __atomic_store_n(&ge_pool.ticket, generation << 32, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&ge_pool.wake);
+    pthread_mutex_unlock(&ge_pool.lock);
+    ge_take_jobs(generation);
+    while (__atomic_load_n(&ge_pool.done, __ATOMIC_ACQUIRE) < jobs)
+        sched_yield();
+    @SET@(threads);
+    __atomic_store_n(&ge_pool.busy, 0, __ATOMIC_RELEASE);
+}
+
+/* The model's thread count (the runtime sets it as OpenBLAS's at each run). */
+__attribute__((visibility("hidden")))
+int ge_support_threads(void)
+{
+    return @GET@();
+}
+
+/* A kernel's jobs: one thread runs the `serial` one-thread jobs -1 .. -serial in order.  The
+   BLAS runs on one thread in either case, so a kernel's sgemm calls (and bits) are the same
+   whatever the model's thread count (OpenBLAS's own threads change the order of the sums on
+   some cores: docs/runtime.md). */
+__attribute__((visibility("hidden")))
+void ge_support_run_jobs(ge_job_fn job, void *const *inputs, void *const *outputs, int64_t jobs,
+                         int64_t serial)
+{
+    const int threads = @GET@();
+    if (jobs <= 1 || threads <= 1) {
+        if (threads > 1) @SET@(1);
+        for (int64_t j = 0; j < serial; ++j)
+            job(inputs, outputs, -1 - j);
+        if (threads > 1) @SET@(threads);
+        return;
+    }
+    (ge_jobs_delegate ? ge_jobs_delegate : ge_jobs_run)(job, inputs, outputs, jobs);
+}
+"""
+
+SOURCE = "\n".join(
+    ["/* ge kernel support object (ge/compiler/opcompile/support.py). Generated; do not edit. */"]
+    + libc_decls() + [
+        _POOL_C.replace("@GET@", _GET).replace("@SET@", _SET).replace("@WORKERS@", "63")
+        .replace("@NAME@", "ge-jobs")])
+SOURCE_SHA256 = hashlib.sha256(SOURCE.encode("utf-8")).hexdigest()
+
+
+def uses_support(c_source: str) -> bool:
+    return MARKER in c_source
+
+
+_lock = threading.Lock()
+_built: dict = {}
+
+
+def object_bytes(flags: tuple) -> bytes:
+    """support.o compiled with the kernels' `flags`: once per process and flag set."""
+    from .build import compile_object
+    with _lock:
+        if flags not in _built:
+            _built[flags] = compile_object(SOURCE, flags, "support")
+        return _built[flags]
