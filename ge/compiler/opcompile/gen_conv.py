@@ -21,7 +21,7 @@ from ge.ops.defs.conv import RESIDUAL_SLOT
 from .cgen import KernelSource, Unsupported, hw_pair, io_decls, kernel_file, require_dtypes
 from .fastmath import helpers_for
 from .gen_elementwise import ELEMENTWISE, expression
-from .jobs import threads_runner
+from .jobs import job_head, threads_runner
 
 __all__ = ["render_conv2d", "epilogue", "epilogue_helpers", "FUSED_ACTIVATIONS", "BLOCK_BYTES",
            "VERSION"]
@@ -228,8 +228,7 @@ def _blocked(sig, g: dict, direct: bool, split: dict) -> list:
     groups (each channel's arithmetic that of the one call), or THREAD_COLUMNS columns."""
     cog, shares, per = g["cog"], split["shares"], split["per"]
     units, unit, mode = split["units"], split["unit"], split["mode"]
-    body = ["static void ge_job(void *const *inputs, void *const *outputs, int64_t job)", "{"]
-    body += ["    " + d for d in io_decls(sig)]
+    body = job_head(io_decls(sig))
     body += ["    const int64_t jobs = (int64_t)(size_t)outputs[2], j = job < 0 ? 0 : job;",
              f"    const int64_t s0 = job < 0 ? 0 : j * {shares} / jobs;",
              f"    const int64_t s1 = job < 0 ? {shares} : (j + 1) * {shares} / jobs;",
@@ -241,7 +240,8 @@ def _blocked(sig, g: dict, direct: bool, split: dict) -> list:
     if mode == "rows":      # rows s0 .. s1-1, in blocks of `per`
         body += [f"        for (int64_t r0 = s0; r0 < s1; r0 += {per}) {{",
                  f"            const int64_t rn = s1 - r0 < {per} ? s1 - r0 : {per};",
-                 f"            const int64_t pn = rn * {unit}, o0 = 0, on = {cog}, c0 = 0, cn = pn;"]
+                 f"            const int64_t pn = rn * {unit}, o0 = 0, on = {cog};",
+                 "            const int64_t c0 = 0, cn = pn;"]
         body += [] if direct else _im2col(g, "            ")
         body += _product(sig, g, direct, "            ") + ["        }"]
     else:

@@ -11,7 +11,7 @@ from ge import blas
 from .cgen import (KernelSource, Unsupported, broadcast_strides, flit, io_decls, kernel_file,
                    numel, require_dtypes)
 from .gen_conv import epilogue, epilogue_helpers, render_conv2d
-from .jobs import runner
+from .jobs import job_head, runner
 
 __all__ = ["MATMUL_OPS", "VERSION", "render_matmul", "render_gemm", "render_conv2d"]
 
@@ -84,8 +84,7 @@ def render_matmul(sig) -> KernelSource:
     lda = m if ta else k
     ldb = k if tb else n
     # a job >= 0 is (batch, block of `width` columns); -1 - bi is all of batch bi (one thread)
-    job = ["static void ge_job(void *const *inputs, void *const *outputs, int64_t job)", "{"]
-    job += ["    " + d for d in io_decls(sig)]
+    job = job_head(io_decls(sig))
     job += ["    (void)inputs; (void)outputs;",
             f"    const int64_t bi = job < 0 ? -1 - job : job / {blocks};",
             f"    const int64_t j0 = job < 0 ? 0 : job % {blocks} * {width};",

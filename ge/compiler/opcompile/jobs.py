@@ -25,7 +25,7 @@ set to one thread (each job's sgemm is one thread's work), and back to N after.
 """
 from __future__ import annotations
 
-__all__ = ["runner", "threads_runner", "over_rows"]
+__all__ = ["runner", "threads_runner", "job_head", "over_rows"]
 
 
 def runner(jobs: int, serial: int) -> list:
@@ -33,9 +33,17 @@ def runner(jobs: int, serial: int) -> list:
     one-thread jobs; it still defines ge_job."""
     return ["typedef void (*ge_job_fn)(void *const *, void *const *, int64_t);",
             "void ge_support_run_jobs(ge_job_fn, void *const *, void *const *, int64_t, int64_t);",
-            "static void ge_job(void *const *inputs, void *const *outputs, int64_t job);",
+            JOB_SIGNATURE + ";",
             "static void ge_run_jobs(void *const *inputs, void *const *outputs)",
             f"{{ ge_support_run_jobs(ge_job, inputs, outputs, {jobs}, {serial}); }}"]
+
+
+JOB_SIGNATURE = "static void ge_job(void *const *inputs, void *const *outputs, int64_t job)"
+
+
+def job_head(decls: list) -> list:
+    """The opening lines of a kernel's ge_job, with its pointer declarations `decls`."""
+    return [JOB_SIGNATURE, "{"] + ["    " + d for d in decls]
 
 
 def threads_runner() -> list:
@@ -44,7 +52,7 @@ def threads_runner() -> list:
     return ["typedef void (*ge_job_fn)(void *const *, void *const *, int64_t);",
             "void ge_support_run_jobs(ge_job_fn, void *const *, void *const *, int64_t, int64_t);",
             "int ge_support_threads(void);",
-            "static void ge_job(void *const *inputs, void *const *outputs, int64_t job);",
+            JOB_SIGNATURE + ";",
             "static int64_t ge_threads(void) { return ge_support_threads(); }",
             "static void ge_run_jobs(void *const *inputs, void *const *outputs, int64_t jobs)",
             "{ ge_support_run_jobs(ge_job, inputs, outputs, jobs, 1); }"]
@@ -58,8 +66,7 @@ def over_rows(rows: int, row_elements: int, decls: list, row_body: list) -> tupl
     """(helpers, body, threaded) of a kernel running `row_body` (C lines over `r`, indented
     8 spaces) for r < rows, in blocks of rows when it is large enough to thread."""
     jobs = min(rows, ROW_JOBS) if rows * row_elements >= MIN_THREADED_ELEMENTS else 1
-    job = ["static void ge_job(void *const *inputs, void *const *outputs, int64_t job)", "{"]
-    job += ["    " + d for d in decls]
+    job = job_head(decls)
     job += ["    (void)inputs; (void)outputs;",
             f"    const int64_t lo = job < 0 ? 0 : job * {rows} / {jobs};",
             f"    const int64_t hi = job < 0 ? {rows} : (job + 1) * {rows} / {jobs};",
