@@ -22,6 +22,7 @@ from .cgen import KernelSource, Unsupported, hw_pair, io_decls, kernel_file, req
 from .fastmath import helpers_for
 from .gen_elementwise import ELEMENTWISE, expression
 from .jobs import job_head, threads_runner
+from .support import CONV_DECLS
 
 __all__ = ["render_conv2d", "epilogue", "epilogue_helpers", "FUSED_ACTIVATIONS", "BLOCK_BYTES",
            "VERSION"]
@@ -137,15 +138,6 @@ def _channelwise(sig, g: dict) -> list:
     return body
 
 
-def _copy_columns(stride: int) -> str:
-    """The im2col copy of columns jlo..jhi of one row: a memcpy at stride 1 (the vectoriser
-    then has nothing to do: a 3x3 conv kernel compiles in half the time)."""
-    if stride == 1:
-        return "                    memcpy(r + jlo, xr + jlo, (jhi - jlo) * sizeof(float));"
-    return (f"                    for (int64_t oj = jlo; oj < jhi; ++oj) "
-            f"r[oj] = xr[oj * {stride}];")
-
-
 def _split(g: dict, direct: bool) -> dict:
     """Blocks of output rows whose im2col stays in the cache (a direct 1x1: one block of every
     pixel), and how threads share the work (`mode`): output rows; of a single block, columns
@@ -166,48 +158,28 @@ def _split(g: dict, direct: bool) -> dict:
                 col_floats=0 if direct else ck * per * g["ow"])
 
 
-def _im2col(g: dict, pad: str) -> list:
-    """C lines: im2col of output rows r0 .. r0+rn-1 of image xg into col ([ck][pn])."""
-    lines = [f"for (int64_t ci = 0; ci < {g['cg']}; ++ci)",
-             f"for (int64_t ki = 0; ki < {g['kh']}; ++ki)",
-             f"for (int64_t kj = 0; kj < {g['kw']}; ++kj) {{",
-             f"    float *row = col + ((ci * {g['kh']} + ki) * {g['kw']} + kj) * pn;"]
-    lines += _column_range(g, "    ")
-    lines += ["    for (int64_t oi = r0; oi < r0 + rn; ++oi) {",
-              f"        const int64_t hi = oi * {g['sh']} - {g['pt']} + ki * {g['dh']};",
-              f"        float *r = row + (oi - r0) * {g['ow']};",
-              f"        if (hi < 0 || hi >= {g['h']}) {{",
-              f"            memset(r, 0, {g['ow']} * sizeof(float));",
-              "            continue;",
-              "        }",
-              f"        const float *xr = xg + (ci * {g['h']} + hi) * {g['wd']} + wofs;",
-              "        memset(r, 0, jlo * sizeof(float));",
-              "    " + _copy_columns(g["sw"]).strip(),
-              f"        memset(r + jhi, 0, ({g['ow']} - jhi) * sizeof(float));",
-              "    }",
-              "}"]
-    return [pad + line for line in lines]
-
-
 def _product(sig, g: dict, direct: bool, pad: str) -> list:
     """C lines: output channels o0 .. o0+on-1 x columns c0 .. c0+cn-1 of the block of pn pixels
     at row r0 of image/group (n, g): bias, one sgemm, then residual and activation while the
-    rows are in the cache."""
+    rows are in the cache (relu and the residual by the support object, others here)."""
     ck, ohw, cog = g["cg"] * g["kh"] * g["kw"], g["oh"] * g["ow"], g["cog"]
     unit = 1 if direct else g["ow"]
     lines = [f"float *yb = y0 + (n * {g['co']} + g * {cog} + o0) * {ohw} + r0 * {unit} + c0;"]
     if g["has_bias"]:
-        lines += ["for (int64_t o = 0; o < on; ++o) {",
-                  f"    const float bv = x2[g * {cog} + o0 + o];",
-                  f"    for (int64_t p = 0; p < cn; ++p) yb[o * {ohw} + p] = bv;",
-                  "}"]
+        lines += [f"ge_support_fill_rows(yb, x2 + g * {cog} + o0, on, cn, {ohw});"]
     lines += [f"{SGEMM}(CblasRowMajor, CblasNoTrans, CblasNoTrans, on, cn, {ck}, 1.0f, "
               f"x1 + (g * {cog} + o0) * {ck}, {ck}, {'xg + r0 + c0' if direct else 'col + c0'}, "
               f"{ohw if direct else 'pn'}, {'1.0f' if g['has_bias'] else '0.0f'}, yb, {ohw});"]
-    act = epilogue(sig, "yo", "cn", "    ", _residual(sig, "yo"))
-    if act:
+    residual = _residual(sig, "yb")
+    act = sig.attr(FUSED_ACTIVATION, "") or ""
+    if act in ("", "Relu"):
+        if residual or act:
+            lines += [f"ge_support_finish_rows(yb, {residual or '0'}, on, cn, {ohw}, "
+                      f"{int(act == 'Relu')});"]
+    else:
         lines += ["for (int64_t o = 0; o < on; ++o) {",
-                  f"    float *yo = yb + o * {ohw};"] + act + ["}"]
+                  f"    float *yo = yb + o * {ohw};"]
+        lines += epilogue(sig, "yo", "cn", "    ", _residual(sig, "yo")) + ["}"]
     return [pad + line for line in lines]
 
 
@@ -242,14 +214,14 @@ def _blocked(sig, g: dict, direct: bool, split: dict) -> list:
                  f"            const int64_t rn = s1 - r0 < {per} ? s1 - r0 : {per};",
                  f"            const int64_t pn = rn * {unit}, o0 = 0, on = {cog};",
                  "            const int64_t c0 = 0, cn = pn;"]
-        body += [] if direct else _im2col(g, "            ")
+        body += [] if direct else ["            ge_support_im2col(xg, col, ge_geo, r0, rn);"]
         body += _product(sig, g, direct, "            ") + ["        }"]
     else:
         body += [f"        const int64_t r0 = 0, rn = {units}, pn = {units * unit};"]
         body += [line.replace("@G@", str(THREAD_CHANNELS)).replace("@C@", str(THREAD_COLUMNS))
                  .replace("@S@", str(shares)).replace("@COG@", str(cog))
                  for line in _SHARE[mode]]
-        body += [] if direct else _im2col(g, "        ")
+        body += [] if direct else ["        ge_support_im2col(xg, col, ge_geo, r0, rn);"]
         body += _product(sig, g, direct, "        ")
     body += ["    }", "}", ""]
     return body
@@ -266,7 +238,10 @@ def render_conv2d(sig) -> KernelSource:
     direct = (g["kh"] == g["kw"] == 1 and g["sh"] == g["sw"] == 1 and g["pt"] == g["pl"] == 0
               and g["oh"] == g["h"] and g["ow"] == g["wd"])
     split = _split(g, direct)
-    helpers = epilogue_helpers(sig) + threads_runner() + _blocked(sig, g, direct, split)
+    geo = [g[k] for k in ("cg", "h", "wd", "kh", "kw", "sh", "sw", "dh", "dw", "pt", "pl", "ow")]
+    helpers = epilogue_helpers(sig) + threads_runner() + [
+        CONV_DECLS, f"static const int64_t ge_geo[12] = {{{', '.join(map(str, geo))}}};"]
+    helpers += _blocked(sig, g, direct, split)
     most = min(SLOTS, split["shares"])
     body = [f"    const int64_t jobs = ge_threads() < {most} ? ge_threads() : {most};",
             "    void *outs[3] = {outputs[0], workspace, (void *)(size_t)jobs};",
