@@ -50,3 +50,25 @@ def test_compiled_conv_kernel_runs(tmp_path, monkeypatch):
     assert k([x, np.ones((4, 3, 3, 3), np.float32), None], [y], ref.workspace_bytes) == 0
     assert y[0, 0, 4, 4] == 27.0 and y[0, 0, 0, 0] == 12.0
     assert '"op_type":"Conv2D"' in k.signature
+
+
+def test_debug_compile_keeps_the_support_source_its_kernels_link(tmp_path):
+    """A convolution links the support object (docs/kernel-abi.md): its debug dump holds
+    ge_support.c beside the kernel's source, and the two compile into one shared object."""
+    import subprocess
+    from ge.compiler.opcompile.build import compile_flags, toolchain
+    g = conv_relu_graph(relus=1)
+    place_engines(g, {})
+    ck = compile_ops(g, {"ge.socVersion": "Ascend310P3", "ge.opDebugLevel": "1",
+                         "ge.debugDir": str(tmp_path),
+                         "ge.op_compiler_cache_dir": str(tmp_path / "c")})
+    meta = tmp_path / "kernel_meta"
+    conv = ck.node_kernels["conv"].name
+    relu = ck.node_kernels["relu0"].name
+    assert {p.name for p in meta.iterdir()} == {"ge_support.c", f"{conv}.c", f"{conv}.so",
+                                                f"{relu}.c", f"{relu}.so"}
+    done = subprocess.run([toolchain().cc_path, *compile_flags(), "-o", str(tmp_path / "again.so"),
+                           str(meta / f"{conv}.c"), str(meta / "ge_support.c")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "again.so").stat().st_size > 0

@@ -121,19 +121,26 @@ def kernel_meta_dir(options: Mapping[str, str]) -> str:
     return os.path.join(base, "kernel_meta")
 
 
+SUPPORT_SOURCE_NAME = "ge_support.c"
+
+
 def write_kernel_meta(tasks: list, options: Mapping[str, str]) -> None:
     """Debug compiles (op_debug_level / op_debug_config) keep `<kernel>.c` and `<kernel>.so`
-    for the user to read and to debug with."""
+    for the user to read and to debug with, and `ge_support.c` when a kernel links the support
+    object (`cc -shared kernel.c ge_support.c ...` rebuilds it)."""
     if not tasks:
         return
     directory = kernel_meta_dir(options)
     path = directory
+    files = [(f"{task.name}{ext}", data) for task in tasks
+             for ext, data in ((".c", task.source), (".so", task.binary))]
+    if any(support.uses_support(task.source) for task in tasks):
+        files.append((SUPPORT_SOURCE_NAME, support.SOURCE))
     try:
         os.makedirs(directory, exist_ok=True)
-        for task in tasks:
-            for path, data in ((os.path.join(directory, f"{task.name}.c"), task.source),
-                               (os.path.join(directory, f"{task.name}.so"), task.binary)):
-                publish(path, data, mode=0o644)
+        for name, data in files:
+            path = os.path.join(directory, name)
+            publish(path, data, mode=0o644)
     except OSError as exc:      # asked for by the debug options: an error, but a coded one
         raise GeError("E13004", {"file": path, "reason": os_reason(exc)}) from None
 
