@@ -20,6 +20,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass
 
 from ge import blas
@@ -156,13 +157,21 @@ def _in_work_dir(what: str, step):
             f"{exc.strerror or exc}")}) from None
 
 
-def compile_object(source: str, debug_flags: tuple = (), what: str = "") -> bytes:
-    """The bytes of `source` compiled (not linked) with the kernels' flags: support.o."""
+_support_lock = threading.Lock()
+_support_objects: dict = {}         # debug flags -> support.o bytes, for this process
+
+
+def support_object(debug_flags: tuple = ()) -> bytes:
+    """support.o (support.py), compiled (not linked) with the kernels' flags: once per process
+    and flag set; the build threads that need it meanwhile wait for it."""
     def step(work):
-        _compile(work, source, "support", debug_flags, what)
+        _compile(work, support.SOURCE, "support", debug_flags, "support")
         with open(os.path.join(work, "support.o"), "rb") as f:
             return f.read()
-    return _in_work_dir(what, step)
+    with _support_lock:
+        if debug_flags not in _support_objects:
+            _support_objects[debug_flags] = _in_work_dir("support", step)
+        return _support_objects[debug_flags]
 
 
 def build(source: str, needs_blas: bool, debug_flags: tuple = (), what: str = "") -> bytes:
@@ -170,7 +179,7 @@ def build(source: str, needs_blas: bool, debug_flags: tuple = (), what: str = ""
     when it calls into it (support.py), and return its bytes."""
     tc = toolchain()
     libs = _library_paths(needs_blas) + link_libs(needs_blas)
-    linked = support.object_bytes(debug_flags) if support.uses_support(source) else b""
+    linked = support_object(debug_flags) if support.uses_support(source) else b""
 
     def step(work):
         _compile(work, source, "kernel", debug_flags, what)

@@ -184,12 +184,12 @@ def _product(sig, g: dict, direct: bool, pad: str) -> list:
 
 
 _SHARE = {  # mode -> C lines: job j's share [s0, s1) of the shares as channels / columns
-    "channels": ["        const int64_t o0 = s0 * @G@;",
-                 "        const int64_t on = (s1 == @S@ ? @COG@ : s1 * @G@) - o0;",
+    "channels": ["        const int64_t o0 = s0 * {G};",
+                 "        const int64_t on = (s1 == {S} ? {COG} : s1 * {G}) - o0;",
                  "        const int64_t c0 = 0, cn = pn;"],
-    "columns": ["        const int64_t c0 = s0 * @C@;",
-                "        const int64_t cn = (s1 == @S@ ? pn : s1 * @C@) - c0;",
-                "        const int64_t o0 = 0, on = @COG@;"],
+    "columns": ["        const int64_t c0 = s0 * {C};",
+                "        const int64_t cn = (s1 == {S} ? pn : s1 * {C}) - c0;",
+                "        const int64_t o0 = 0, on = {COG};"],
 }
 
 
@@ -218,8 +218,7 @@ def _blocked(sig, g: dict, direct: bool, split: dict) -> list:
         body += _product(sig, g, direct, "            ") + ["        }"]
     else:
         body += [f"        const int64_t r0 = 0, rn = {units}, pn = {units * unit};"]
-        body += [line.replace("@G@", str(THREAD_CHANNELS)).replace("@C@", str(THREAD_COLUMNS))
-                 .replace("@S@", str(shares)).replace("@COG@", str(cog))
+        body += [line.format(G=THREAD_CHANNELS, C=THREAD_COLUMNS, S=shares, COG=cog)
                  for line in _SHARE[mode]]
         body += [] if direct else ["        ge_support_im2col(xg, col, ge_geo, r0, rn);"]
         body += _product(sig, g, direct, "        ")

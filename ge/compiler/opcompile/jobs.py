@@ -25,15 +25,19 @@ set to one thread (each job's sgemm is one thread's work), and back to N after.
 """
 from __future__ import annotations
 
+from ge import blas
+
+from .support import RUNNER_DECLS
+
 __all__ = ["runner", "threads_runner", "job_head", "over_rows"]
+
+_THREADS = blas.symbol("openblas_get_num_threads")     # declared by cgen's BLAS prelude
 
 
 def runner(jobs: int, serial: int) -> list:
     """The C helpers of a kernel with `jobs` parallel jobs (1: never threaded) and `serial`
     one-thread jobs; it still defines ge_job."""
-    return ["typedef void (*ge_job_fn)(void *const *, void *const *, int64_t);",
-            "void ge_support_run_jobs(ge_job_fn, void *const *, void *const *, int64_t, int64_t);",
-            JOB_SIGNATURE + ";",
+    return [RUNNER_DECLS, JOB_SIGNATURE + ";",
             "static void ge_run_jobs(void *const *inputs, void *const *outputs)",
             f"{{ ge_support_run_jobs(ge_job, inputs, outputs, {jobs}, {serial}); }}"]
 
@@ -49,11 +53,8 @@ def job_head(decls: list) -> list:
 def threads_runner() -> list:
     """The C helpers of a kernel that runs one job per thread: `ge_threads()` (the model's
     thread count) and `ge_run_jobs(inputs, outputs, jobs)` (one thread: job -1 only)."""
-    return ["typedef void (*ge_job_fn)(void *const *, void *const *, int64_t);",
-            "void ge_support_run_jobs(ge_job_fn, void *const *, void *const *, int64_t, int64_t);",
-            "int ge_support_threads(void);",
-            JOB_SIGNATURE + ";",
-            "static int64_t ge_threads(void) { return ge_support_threads(); }",
+    return [RUNNER_DECLS, JOB_SIGNATURE + ";",
+            f"static int64_t ge_threads(void) {{ return {_THREADS}(); }}",
             "static void ge_run_jobs(void *const *inputs, void *const *outputs, int64_t jobs)",
             "{ ge_support_run_jobs(ge_job, inputs, outputs, jobs, 1); }"]
 

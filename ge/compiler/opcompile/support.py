@@ -3,11 +3,12 @@ linked into each kernel that calls it (docs/kernel-abi.md, "The support object")
 
 It holds the job pool of the kernels that split their work (jobs.py: matmuls, convolutions,
 large softmaxes and layer norms) and the shape-independent loops of the blocked convolution
-(im2col, the bias, the residual and relu: gen_conv.py), which ran as fast compiled per shape.  Compiled into every such kernel, the pool cost about 50 ms of
-C compiler time per kernel (measured: a MatMul kernel 70 ms with it); linked as an object it
-costs the link of a few KB, and the object is compiled once per compile process that builds a
-kernel.  A kernel stays one self-contained shared object with the same ABI: a loader cannot
-tell the difference.
+(im2col, the bias, the residual and relu: gen_conv.py), which ran as fast compiled per shape.
+Compiled into every such kernel, the pool cost about 50 ms of C compiler time per kernel
+(measured: a MatMul kernel 70 ms with it); linked as an object it costs the link of a few KB,
+and build.py compiles the object once per compile process that builds a kernel.  A kernel
+stays one self-contained shared object with the same ABI: a loader cannot tell the
+difference.  This module is the object's text and what kernels declare of it.
 
 The object is built from this fixed source with the kernels' own flags (and `-fPIC -c`), from
 the fixed file name `support.c`, so its bytes are the same wherever the same compiler builds it;
@@ -18,13 +19,13 @@ the pool's `ge_jobs_run` / `ge_jobs_delegate` are each kernel's exports, as befo
 from __future__ import annotations
 
 import hashlib
-import threading
 
 from ge import blas
 
 from .cgen import libc_decls
 
-__all__ = ["SOURCE", "SOURCE_SHA256", "MARKER", "CONV_DECLS", "uses_support", "object_bytes"]
+__all__ = ["SOURCE", "SOURCE_SHA256", "MARKER", "CONV_DECLS", "RUNNER_DECLS",
+           "uses_support"]
 
 MARKER = "ge_support_"  # a kernel whose source calls a function of this prefix links the object
 _GET = blas.symbol("openblas_get_num_threads")
@@ -164,13 +165,6 @@ void ge_jobs_run(ge_job_fn job, void *const *inputs, void *const *outputs, int64
     __atomic_store_n(&ge_pool.busy, 0, __ATOMIC_RELEASE);
 }
 
-/* The model's thread count (the runtime sets it as OpenBLAS's at each run). */
-__attribute__((visibility("hidden")))
-int ge_support_threads(void)
-{
-    return @GET@();
-}
-
 /* A kernel's jobs: one thread runs the `serial` one-thread jobs -1 .. -serial in order.  The
    BLAS runs on one thread in either case, so a kernel's sgemm calls (and bits) are the same
    whatever the model's thread count (OpenBLAS's own threads change the order of the sums on
@@ -190,6 +184,10 @@ void ge_support_run_jobs(ge_job_fn job, void *const *inputs, void *const *output
     (ge_jobs_delegate ? ge_jobs_delegate : ge_jobs_run)(job, inputs, outputs, jobs);
 }
 """
+
+RUNNER_DECLS = """\
+typedef void (*ge_job_fn)(void *const *, void *const *, int64_t);
+void ge_support_run_jobs(ge_job_fn, void *const *, void *const *, int64_t, int64_t);"""
 
 CONV_DECLS = """\
 void ge_support_im2col(const float *, float *, const int64_t *, int64_t, int64_t);
@@ -286,16 +284,3 @@ SOURCE_SHA256 = hashlib.sha256(SOURCE.encode("utf-8")).hexdigest()
 
 def uses_support(c_source: str) -> bool:
     return MARKER in c_source
-
-
-_lock = threading.Lock()
-_built: dict = {}
-
-
-def object_bytes(flags: tuple) -> bytes:
-    """support.o compiled with the kernels' `flags`: once per process and flag set."""
-    from .build import compile_object
-    with _lock:
-        if flags not in _built:
-            _built[flags] = compile_object(SOURCE, flags, "support")
-        return _built[flags]
