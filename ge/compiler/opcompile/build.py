@@ -179,14 +179,13 @@ def build(source: str, needs_blas: bool, debug_flags: tuple = (), what: str = ""
     when it calls into it (support.py), and return its bytes."""
     tc = toolchain()
     libs = _library_paths(needs_blas) + link_libs(needs_blas)
-    linked = support_object(debug_flags) if support.uses_support(source) else b""
 
     def step(work):
         _compile(work, source, "kernel", debug_flags, what)
         objects = ["kernel.o"]
-        if linked:
+        if support.uses_support(source):    # after the kernel's own compile: in parallel
             with open(os.path.join(work, "support.o"), "wb") as f:
-                f.write(linked)
+                f.write(support_object(debug_flags))
             objects.append("support.o")
         link = list(_linker_argv(tc.cc_path, tuple(libs)))
         if link:

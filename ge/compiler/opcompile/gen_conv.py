@@ -14,28 +14,25 @@ would otherwise spin beside the pool's between kernels.
 """
 from __future__ import annotations
 
-from ge import blas
 from ge.ops.defs._common import FUSED_ACTIVATION
 from ge.ops.defs.conv import RESIDUAL_SLOT
 
 from .cgen import KernelSource, Unsupported, hw_pair, io_decls, kernel_file, require_dtypes
 from .fastmath import helpers_for
 from .gen_elementwise import ELEMENTWISE, expression
-from .jobs import job_head, threads_runner
-from .support import CONV_DECLS
+from .support import CONV_DECLS, CONV_MODES, CONV_PLAN, CONV_SHARE
 
 __all__ = ["render_conv2d", "epilogue", "epilogue_helpers", "FUSED_ACTIVATIONS", "BLOCK_BYTES",
            "VERSION"]
 
-VERSION = 6
-SGEMM = blas.symbol("cblas_sgemm")
+VERSION = 7
 F = ("DT_FLOAT",)
 BLOCK_BYTES = 1 << 20           # im2col block bytes (measured on ResNet-50: docs/kernel-abi.md)
 MIN_BLOCK_COLUMNS = 1024        # narrower sgemm calls lose more than the cache gains
 # Threads (jobs.py): one job per thread (the model's count, up to SLOTS), each its share of the
 # output rows (in blocks, its own im2col buffer), or of one block's columns or channel groups
-THREAD_CHANNELS = 16            # channel shares are multiples of it (OpenBLAS's row tiles)
-THREAD_COLUMNS = 64             # column shares of a single block: multiples of it
+THREAD_CHANNELS = CONV_SHARE["channels"]    # channel shares: multiples (OpenBLAS's row tiles)
+THREAD_COLUMNS = CONV_SHARE["columns"]      # column shares of a single block: multiples of it
 THREAD_PIXELS = 512             # smaller single blocks are shared by output channels
 SLOTS = 4                       # im2col buffers: at most this many threads per convolution
 # activations a matrix kernel applies to its own output (attribute-free rows of ELEMENTWISE)
@@ -158,72 +155,34 @@ def _split(g: dict, direct: bool) -> dict:
                 col_floats=0 if direct else ck * per * g["ow"])
 
 
-def _product(sig, g: dict, direct: bool, pad: str) -> list:
-    """C lines: output channels o0 .. o0+on-1 x columns c0 .. c0+cn-1 of the block of pn pixels
-    at row r0 of image/group (n, g): bias, one sgemm, then residual and activation while the
-    rows are in the cache (relu and the residual by the support object, others here)."""
-    ck, ohw, cog = g["cg"] * g["kh"] * g["kw"], g["oh"] * g["ow"], g["cog"]
-    unit = 1 if direct else g["ow"]
-    lines = [f"float *yb = y0 + (n * {g['co']} + g * {cog} + o0) * {ohw} + r0 * {unit} + c0;"]
-    if g["has_bias"]:
-        lines += [f"ge_support_fill_rows(yb, x2 + g * {cog} + o0, on, cn, {ohw});"]
-    lines += [f"{SGEMM}(CblasRowMajor, CblasNoTrans, CblasNoTrans, on, cn, {ck}, 1.0f, "
-              f"x1 + (g * {cog} + o0) * {ck}, {ck}, {'xg + r0 + c0' if direct else 'col + c0'}, "
-              f"{ohw if direct else 'pn'}, {'1.0f' if g['has_bias'] else '0.0f'}, yb, {ohw});"]
-    residual = _residual(sig, "yb")
+def _plan(sig, g: dict, direct: bool, split: dict) -> list:
+    """The int64 table of ge_support_conv (support.CONV_PLAN's order)."""
     act = sig.attr(FUSED_ACTIVATION, "") or ""
-    if act in ("", "Relu"):
-        if residual or act:
-            lines += [f"ge_support_finish_rows(yb, {residual or '0'}, on, cn, {ohw}, "
-                      f"{int(act == 'Relu')});"]
-    else:
-        lines += ["for (int64_t o = 0; o < on; ++o) {",
-                  f"    float *yo = yb + o * {ohw};"]
-        lines += epilogue(sig, "yo", "cn", "    ", _residual(sig, "yo")) + ["}"]
-    return [pad + line for line in lines]
+    present = len(sig.inputs) > RESIDUAL_SLOT and sig.inputs[RESIDUAL_SLOT] is not None
+    values = {**g, **split, "n": g["nb"], "hw": g["h"] * g["wd"],
+              "ck": g["cg"] * g["kh"] * g["kw"], "ohw": g["oh"] * g["ow"],
+              "mode": CONV_MODES.index(split["mode"]), "most": min(SLOTS, split["shares"]),
+              "direct": int(direct), "bias": int(g["has_bias"]), "residual": int(present),
+              "relu": int(act == "Relu"),
+              "geo": [g[k] for k in ("cg", "h", "wd", "kh", "kw", "sh", "sw", "dh", "dw", "pt",
+                                     "pl", "ow")]}
+    return [v for f in CONV_PLAN for v in (values[f] if f == "geo" else [values[f]])]
 
 
-_SHARE = {  # mode -> C lines: job j's share [s0, s1) of the shares as channels / columns
-    "channels": ["        const int64_t o0 = s0 * {G};",
-                 "        const int64_t on = (s1 == {S} ? {COG} : s1 * {G}) - o0;",
-                 "        const int64_t c0 = 0, cn = pn;"],
-    "columns": ["        const int64_t c0 = s0 * {C};",
-                "        const int64_t cn = (s1 == {S} ? pn : s1 * {C}) - c0;",
-                "        const int64_t o0 = 0, on = {COG};"],
-}
-
-
-def _blocked(sig, g: dict, direct: bool, split: dict) -> list:
-    """ge_job(j) of J (the model's threads, at most SLOTS): shares s0 .. s1-1 of the work.
-    Job -1, one thread, is the whole: block by block, each block one sgemm.  Threads share the
-    output rows (each its own blocks of them), or of a single block THREAD_CHANNELS channel
-    groups (each channel's arithmetic that of the one call), or THREAD_COLUMNS columns."""
-    cog, shares, per = g["cog"], split["shares"], split["per"]
-    units, unit, mode = split["units"], split["unit"], split["mode"]
-    body = job_head(io_decls(sig))
-    body += ["    const int64_t jobs = (int64_t)(size_t)outputs[2], j = job < 0 ? 0 : job;",
-             f"    const int64_t s0 = job < 0 ? 0 : j * {shares} / jobs;",
-             f"    const int64_t s1 = job < 0 ? {shares} : (j + 1) * {shares} / jobs;",
-             f"    float *col = (float *)outputs[1] + j * {split['col_floats']};",
-             "    (void)col;",
-             f"    for (int64_t n = 0; n < {g['nb']}; ++n)",
-             f"    for (int64_t g = 0; g < {g['groups']}; ++g) {{",
-             f"        const float *xg = x0 + (n * {g['c']} + g * {g['cg']}) * {g['h'] * g['wd']};"]
-    if mode == "rows":      # rows s0 .. s1-1, in blocks of `per`
-        body += [f"        for (int64_t r0 = s0; r0 < s1; r0 += {per}) {{",
-                 f"            const int64_t rn = s1 - r0 < {per} ? s1 - r0 : {per};",
-                 f"            const int64_t pn = rn * {unit}, o0 = 0, on = {cog};",
-                 "            const int64_t c0 = 0, cn = pn;"]
-        body += [] if direct else ["            ge_support_im2col(xg, col, ge_geo, r0, rn);"]
-        body += _product(sig, g, direct, "            ") + ["        }"]
-    else:
-        body += [f"        const int64_t r0 = 0, rn = {units}, pn = {units * unit};"]
-        body += [line.format(G=THREAD_CHANNELS, C=THREAD_COLUMNS, S=shares, COG=cog)
-                 for line in _SHARE[mode]]
-        body += [] if direct else ["        ge_support_im2col(xg, col, ge_geo, r0, rn);"]
-        body += _product(sig, g, direct, "        ")
-    body += ["    }", "}", ""]
-    return body
+def _own_epilogue(sig) -> list:
+    """A fused activation other than relu: the kernel's function over each finished block
+    (support.CONV_DECLS' ge_conv_epilogue), or [] (the support object's loops do it)."""
+    if (sig.attr(FUSED_ACTIVATION, "") or "") in ("", "Relu"):
+        return []
+    present = len(sig.inputs) > RESIDUAL_SLOT and sig.inputs[RESIDUAL_SLOT] is not None
+    return (["static void ge_epilogue(float *y, const float *res, int64_t rows, int64_t cols,"
+             " int64_t ld)",
+             "{",
+             "    (void)res;",
+             "    for (int64_t o = 0; o < rows; ++o) {",
+             "        float *yo = y + o * ld;"]
+            + epilogue(sig, "yo", "cols", "        ", "(res + o * ld)" if present else "")
+            + ["    }", "}"])
 
 
 def render_conv2d(sig) -> KernelSource:
@@ -237,13 +196,13 @@ def render_conv2d(sig) -> KernelSource:
     direct = (g["kh"] == g["kw"] == 1 and g["sh"] == g["sw"] == 1 and g["pt"] == g["pl"] == 0
               and g["oh"] == g["h"] and g["ow"] == g["wd"])
     split = _split(g, direct)
-    geo = [g[k] for k in ("cg", "h", "wd", "kh", "kw", "sh", "sw", "dh", "dw", "pt", "pl", "ow")]
-    helpers = epilogue_helpers(sig) + threads_runner() + [
-        CONV_DECLS, f"static const int64_t ge_geo[12] = {{{', '.join(map(str, geo))}}};"]
-    helpers += _blocked(sig, g, direct, split)
-    most = min(SLOTS, split["shares"])
-    body = [f"    const int64_t jobs = ge_threads() < {most} ? ge_threads() : {most};",
-            "    void *outs[3] = {outputs[0], workspace, (void *)(size_t)jobs};",
-            "    ge_run_jobs(inputs, outs, jobs);"]
-    return KernelSource(kernel_file(sig, "conv2d", VERSION, [], body, blas=True, helpers=helpers),
+    plan = _plan(sig, g, direct, split)
+    own = _own_epilogue(sig)
+    helpers = epilogue_helpers(sig) + [CONV_DECLS] + own + [
+        f"/* {', '.join(CONV_PLAN[:-1])}, {CONV_PLAN[-1]}[12] (support.py) */",
+        f"static const int64_t ge_plan[{len(plan)}] = {{{', '.join(map(str, plan))}}};"]
+    body = [f"    ge_support_conv(ge_plan, inputs, outputs, workspace, "
+            f"{'ge_epilogue' if own else '0'});"]
+    # needs_blas: the support object's sgemm calls (the kernel's own text calls none)
+    return KernelSource(kernel_file(sig, "conv2d", VERSION, [], body, helpers=helpers),
                         workspace_bytes=SLOTS * split["col_floats"] * 4, needs_blas=True)
