@@ -66,10 +66,46 @@ def test_direct_link_gives_the_bytes_of_the_driver(tmp_path, sig):
         sources.append("support.c")
     libs = ([f"-L{blas.locate().lib_dir}"] if src.needs_blas else []) + kbuild.link_libs(
         src.needs_blas)
+    build_id = kbuild.build_id(src.c_source, src.needs_blas)
     subprocess.run([kbuild.toolchain().cc_path, *kbuild.compile_flags(),
-                    f"-ffile-prefix-map={tmp_path}=.", "-o", "kernel.so", *sources, *libs],
-                   cwd=tmp_path, check=True)
+                    f"-ffile-prefix-map={tmp_path}=.", f"-Wl,--build-id=0x{build_id}", "-o",
+                    "kernel.so", *sources, *libs], cwd=tmp_path, check=True)
     assert built == (tmp_path / "kernel.so").read_bytes()
+
+
+def _conv_sig(x, w, stride, pad, act=""):
+    n, c, h, wd = x
+    o, _, kh, kw = w
+    oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
+    attrs = {"strides": [1, 1, stride, stride], "pads": [pad] * 4, "data_format": "NCHW"}
+    if act:
+        attrs["fused_activation"] = act
+    arrays = [np.zeros(x, np.float32), np.zeros(w, np.float32), np.zeros((o,), np.float32)]
+    return make_sig("Conv2D", arrays, [np.zeros((n, o, oh, ow), np.float32)],
+                    full_attrs("Conv2D", attrs))
+
+
+def test_a_kernel_patched_from_its_template_is_the_kernel_compiled(tmp_path):
+    """Convolution kernels are their plan, signature and workspace size in one code and data
+    layout (cgen.DataTemplate): the template is compiled once per process and each kernel is a
+    copy with its own values and build-id, byte for byte the kernel its own text compiles to
+    (an im2col one with a workspace, a direct 1x1 one without)."""
+    from ge.compiler.opcompile import elf
+    kbuild._templates.clear()
+    sigs = [_conv_sig((1, 8, 9, 9), (4, 8, 3, 3), 1, 1, "Relu"),
+            _conv_sig((1, 16, 5, 5), (32, 16, 1, 1), 1, 0)]
+    sources = [render(sig) for sig in sigs]
+    assert all(src.template is not None for src in sources)
+    assert sources[0].template.text == sources[1].template.text
+    assert sources[1].workspace_bytes == 0 < sources[0].workspace_bytes
+    patched = [kbuild.build(src.c_source, True, (), "conv", src.template) for src in sources]
+    assert len(kbuild._templates) == 1
+    compiled = [kbuild.build(src.c_source, True, (), "conv") for src in sources]
+    assert patched == compiled and patched[0] != patched[1]
+    offset, size = elf.build_id_range(patched[1])
+    assert patched[1][offset:offset + size].hex() == kbuild.build_id(sources[1].c_source, True)
+    # a fused activation of the kernel's own (GeluV2 calls its own epilogue): compiled alone
+    assert render(_conv_sig((1, 8, 9, 9), (4, 8, 3, 3), 1, 1, "GeluV2")).template is None
 
 
 def _needed(so: bytes, tmp_path) -> list:

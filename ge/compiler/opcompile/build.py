@@ -15,6 +15,7 @@ compile_ops removes (clean_stale_build_dirs).  It knows nothing about ops or the
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import shlex
 import shutil
@@ -22,13 +23,15 @@ import subprocess
 import tempfile
 import threading
 from dataclasses import dataclass
+from typing import Optional
 
 from ge import blas
 from ge.errors import GeError
 from ge.fsutil import sweep, temp_dir
 from ge.host import install_command
 
-from . import support
+from . import elf, support
+from .cgen import DataTemplate
 
 __all__ = ["Toolchain", "toolchain", "build", "compile_flags", "link_libs", "KernelBuildError",
            "clean_stale_build_dirs"]
@@ -50,6 +53,7 @@ BASE_FLAGS = ("-std=c99", "-O3", "-fno-math-errno", "-fno-trapping-math", "-fPIC
               "-nostartfiles", "-nodefaultlibs", "-fno-ident", "-pipe",
               "-Werror=implicit-function-declaration")
 LINK_FLAGS = ("-shared", "-nostartfiles", "-nodefaultlibs")  # of BASE_FLAGS, the link step's
+BUILD_ID = ".build-id"        # _from_template's name for the build-id's bytes
 BUILD_NAME = "ge_kernel"      # work directories get ge.fsutil temporary names of it
 
 
@@ -174,11 +178,26 @@ def support_object(debug_flags: tuple = ()) -> bytes:
         return _support_objects[debug_flags]
 
 
-def build(source: str, needs_blas: bool, debug_flags: tuple = (), what: str = "") -> bytes:
+def build_id(source: str, needs_blas: bool, debug_flags: tuple = ()) -> str:
+    """The kernel's GNU build-id (40 hex digits), from what determines its bytes, given to the
+    linker instead of its hash of the output: a kernel patched from a template
+    (build_from_template) carries the one its own compile would."""
+    flags = " ".join(compile_flags(debug_flags) + link_libs(needs_blas))
+    return hashlib.sha1(f"{source}\0{flags}".encode("utf-8")).hexdigest()
+
+
+def build(source: str, needs_blas: bool, debug_flags: tuple = (), what: str = "",
+          template: Optional[DataTemplate] = None) -> bytes:
     """Compile one translation unit into a shared object, linked with the support object
-    when it calls into it (support.py), and return its bytes."""
+    when it calls into it (support.py), and return its bytes; with a `template` (and no debug
+    flags), the template compiled once per process with this kernel's data written in."""
+    if template is not None and not debug_flags:
+        patched = _from_template(source, needs_blas, template, what)
+        if patched is not None:
+            return patched
     tc = toolchain()
     libs = _library_paths(needs_blas) + link_libs(needs_blas)
+    identity = build_id(source, needs_blas, debug_flags)
 
     def step(work):
         _compile(work, source, "kernel", debug_flags, what)
@@ -187,11 +206,39 @@ def build(source: str, needs_blas: bool, debug_flags: tuple = (), what: str = ""
             with open(os.path.join(work, "support.o"), "wb") as f:
                 f.write(support_object(debug_flags))
             objects.append("support.o")
-        link = list(_linker_argv(tc.cc_path, tuple(libs)))
+        link = [f"--build-id=0x{identity}" if a == "--build-id" else a
+                for a in _linker_argv(tc.cc_path, tuple(libs))]
         if link:
             at = link.index("kernel.o")
             link[at:at + 1] = objects
-        _run(link or [tc.cc_path, *LINK_FLAGS, "-o", "kernel.so", *objects, *libs], work, what)
+        _run(link or [tc.cc_path, *LINK_FLAGS, f"-Wl,--build-id=0x{identity}", "-o",
+                      "kernel.so", *objects, *libs], work, what)
         with open(os.path.join(work, "kernel.so"), "rb") as f:
             return f.read()
     return _in_work_dir(what, step)
+
+
+_template_lock = threading.Lock()
+_templates: dict = {}               # (text, needs_blas) -> (bytes, {symbol: (offset, size)})
+
+
+def _from_template(source: str, needs_blas: bool, template: DataTemplate,
+                   what: str) -> Optional[bytes]:
+    """The kernel as a copy of its template's binary with its own data and build-id, or None
+    when the template's layout does not take them (then the kernel is compiled)."""
+    key = (template.text, needs_blas)
+    with _template_lock:            # the first kernel of a template compiles it, others wait
+        if key not in _templates:
+            binary = build(template.text, needs_blas, (), what)
+            places = elf.symbol_ranges(binary)
+            places[BUILD_ID] = elf.build_id_range(binary) or (0, -1)
+            _templates[key] = (binary, places)
+    binary, places = _templates[key]
+    out = bytearray(binary)
+    patches = template.patches + ((BUILD_ID, bytes.fromhex(build_id(source, needs_blas))),)
+    for symbol, value in patches:
+        offset, size = places.get(symbol, (0, -1))
+        if size != len(value):
+            return None
+        out[offset:offset + size] = value
+    return bytes(out)

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Optional
 
 from ge import blas as blas_lib
 from ge.graph.attr_names import ATTR_IMPL_MODE
 from ge.kernel_abi import (ABI_VERSION, KERNEL_SYMBOL, SIGNATURE_SYMBOL, VERSION_SYMBOL,
                            WORKSPACE_SYMBOL)
 
-__all__ = ["Unsupported", "KernelSource", "C_TYPE", "ELEM_SIZE", "ABI_VERSION", "KERNEL_SYMBOL",
+__all__ = ["Unsupported", "KernelSource", "DataTemplate", "SIGNATURE_CAPACITY", "C_TYPE", "ELEM_SIZE", "ABI_VERSION", "KERNEL_SYMBOL",
            "flit", "numel", "strides_of", "broadcast_strides", "coalesce", "loop_nest",
            "banner", "abi_symbols", "kernel_head", "kernel_file", "prelude", "require_dtypes",
            "hw_pair", "HIGH_PRECISION",
@@ -27,10 +28,22 @@ class Unsupported(Exception):
 
 
 @dataclass(frozen=True)
+class DataTemplate:
+    """A kernel whose text differs from other kernels' only in the initial values of some
+    data symbols (a convolution's plan, its signature, its workspace size): `text` is the
+    kernel with placeholder values, `patches` the (symbol, bytes) of this kernel's values.
+    build.py compiles `text` once per process and writes `patches` into a copy of it: the
+    same bytes as compiling the kernel's own text (tests/opcompile/test_build.py)."""
+    text: str
+    patches: tuple
+
+
+@dataclass(frozen=True)
 class KernelSource:
     c_source: str
     workspace_bytes: int = 0
     needs_blas: bool = False
+    template: Optional[DataTemplate] = None
 
     def __post_init__(self):
         # the workspace size is declared in the kernel itself (ABI 2): a loader checks the
@@ -230,27 +243,35 @@ def banner(sig, family: str, version: int) -> str:
             "Generated; do not edit. */")
 
 
-def abi_symbols(sig) -> list:
-    """The ABI version and signature symbols of a kernel of `sig`."""
+SIGNATURE_CAPACITY = 2048      # bytes of a templated kernel's signature array (DataTemplate)
+
+
+def abi_symbols(sig, signature: Optional[str] = None, capacity: int = 0) -> list:
+    """The ABI version and signature symbols of a kernel of `sig` (or of the text
+    `signature`), the signature in an array of `capacity` bytes (0: its own length)."""
+    text = sig.canonical() if signature is None else signature
     return ["",
             f"const unsigned int {VERSION_SYMBOL} = {ABI_VERSION}u;",
-            f'const char {SIGNATURE_SYMBOL}[] = "{_c_string(sig.canonical())}";',
+            f'const char {SIGNATURE_SYMBOL}[{capacity or ""}] = "{_c_string(text)}";',
             ""]
 
 
 def kernel_head(sig, family: str, version: int, blas: bool = False,
-                system_headers: bool = False) -> list:
+                system_headers: bool = False, signature: Optional[str] = None,
+                capacity: int = 0) -> list:
     """The lines every kernel file opens with: the prelude (or, for C written by users, the
     system headers it was promised: docs/custom-ops.md), ABI version and signature symbols."""
     declared = SYSTEM_HEADERS if system_headers else prelude(blas)
-    return [banner(sig, family, version)] + declared + abi_symbols(sig)
+    return [banner(sig, family, version)] + declared + abi_symbols(sig, signature, capacity)
 
 
 def kernel_file(sig, family: str, version: int, decls: list, body: list,
-                blas: bool = False, helpers: list = ()) -> str:
+                blas: bool = False, helpers: list = (), signature: Optional[str] = None,
+                capacity: int = 0) -> str:
     """The whole translation unit of one kernel (docs/kernel-abi.md), less the workspace
-    declaration that KernelSource appends."""
-    head = kernel_head(sig, family, version, blas) + list(helpers)
+    declaration that KernelSource appends; `signature`/`capacity`: abi_symbols'."""
+    head = kernel_head(sig, family, version, blas, signature=signature,
+                       capacity=capacity) + list(helpers)
     fn = [f"int {KERNEL_SYMBOL}(void *const *inputs, void *const *outputs, void *workspace)",
           "{"]
     fn += ["    " + d for d in decls]

@@ -26,7 +26,7 @@ from ge.compiler import progress
 from ge.compiler.engines import ATTR_ENGINE, COMPILED_ENGINES
 from . import support
 from .build import build, clean_stale_build_dirs, compile_flags, link_libs, toolchain
-from .cgen import ABI_VERSION, KERNEL_SYMBOL, Unsupported
+from .cgen import ABI_VERSION, KERNEL_SYMBOL, DataTemplate, Unsupported
 from .generators import generator_for
 from .signature import signature_of
 
@@ -71,6 +71,7 @@ class _Task:
     meta: dict
     bypass: bool = False
     binary: Optional[bytes] = None
+    template: Optional[DataTemplate] = None
 
 
 def parallel_jobs(env: Optional[Mapping[str, str]] = None) -> int:
@@ -107,7 +108,7 @@ def kernel_task(sig, soc: str, debug_flags: tuple = ()) -> _Task:
             "workspace_bytes": src.workspace_bytes, "key": key,
             "key_material": kcache.key_material(fields)}
     return _Task(name, sig.op_type, src.c_source, src.needs_blas, tuple(debug_flags),
-                 src.workspace_bytes, meta)
+                 src.workspace_bytes, meta, template=src.template)
 
 
 def _compiled_nodes(graph) -> list:
@@ -153,7 +154,7 @@ def _build_all(pending: list, jobs: int, total: int) -> None:
     done = total - len(pending)
     progress.report("kernels", done, total)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(build, t.source, t.needs_blas, t.flags, t.name): t
+        futures = {pool.submit(build, t.source, t.needs_blas, t.flags, t.name, t.template): t
                    for t in pending}
         try:
             for future in as_completed(futures):

@@ -14,10 +14,14 @@ would otherwise spin beside the pool's between kernels.
 """
 from __future__ import annotations
 
+import struct
+
+from ge.kernel_abi import SIGNATURE_SYMBOL, WORKSPACE_SYMBOL
 from ge.ops.defs._common import FUSED_ACTIVATION
 from ge.ops.defs.conv import RESIDUAL_SLOT
 
-from .cgen import KernelSource, Unsupported, hw_pair, io_decls, kernel_file, require_dtypes
+from .cgen import (SIGNATURE_CAPACITY, DataTemplate, KernelSource, Unsupported, hw_pair, io_decls,
+                   kernel_file, require_dtypes)
 from .fastmath import helpers_for
 from .gen_elementwise import ELEMENTWISE, expression
 from .support import CONV_DECLS, CONV_MODES, CONV_PLAN, CONV_SHARE
@@ -26,6 +30,7 @@ __all__ = ["render_conv2d", "epilogue", "epilogue_helpers", "FUSED_ACTIVATIONS",
            "VERSION"]
 
 VERSION = 7
+PLAN_SYMBOL = "ge_plan"
 F = ("DT_FLOAT",)
 BLOCK_BYTES = 1 << 20           # im2col block bytes (measured on ResNet-50: docs/kernel-abi.md)
 MIN_BLOCK_COLUMNS = 1024        # narrower sgemm calls lose more than the cache gains
@@ -198,11 +203,28 @@ def render_conv2d(sig) -> KernelSource:
     split = _split(g, direct)
     plan = _plan(sig, g, direct, split)
     own = _own_epilogue(sig)
+    workspace = SLOTS * split["col_floats"] * 4
+    # needs_blas: the support object's sgemm calls (the kernel's own text calls none)
+    text = sig.canonical()
+    if own or not text.isascii() or len(text) >= SIGNATURE_CAPACITY:
+        return KernelSource(_plan_file(sig, plan, own), workspace, needs_blas=True)
+    # every such kernel is the same code and data layout: one compile per process (build.py)
+    template = DataTemplate(
+        KernelSource(_plan_file(sig, [0] * len(plan), [], "", SIGNATURE_CAPACITY),
+                     needs_blas=True).c_source,
+        ((PLAN_SYMBOL, struct.pack(f"={len(plan)}q", *plan)),
+         (SIGNATURE_SYMBOL, text.encode("ascii").ljust(SIGNATURE_CAPACITY, b"\0")),
+         (WORKSPACE_SYMBOL, struct.pack("=Q", workspace))))
+    return KernelSource(_plan_file(sig, plan, [], text, SIGNATURE_CAPACITY), workspace,
+                        needs_blas=True, template=template)
+
+
+def _plan_file(sig, plan: list, own: list, signature=None, capacity: int = 0) -> str:
+    """The kernel of a blocked convolution: its plan and one call of ge_support_conv."""
     helpers = epilogue_helpers(sig) + [CONV_DECLS] + own + [
         f"/* {', '.join(CONV_PLAN[:-1])}, {CONV_PLAN[-1]}[12] (support.py) */",
-        f"static const int64_t ge_plan[{len(plan)}] = {{{', '.join(map(str, plan))}}};"]
-    body = [f"    ge_support_conv(ge_plan, inputs, outputs, workspace, "
+        f"static const int64_t {PLAN_SYMBOL}[{len(plan)}] = {{{', '.join(map(str, plan))}}};"]
+    body = [f"    ge_support_conv({PLAN_SYMBOL}, inputs, outputs, workspace, "
             f"{'ge_epilogue' if own else '0'});"]
-    # needs_blas: the support object's sgemm calls (the kernel's own text calls none)
-    return KernelSource(kernel_file(sig, "conv2d", VERSION, [], body, helpers=helpers),
-                        workspace_bytes=SLOTS * split["col_floats"] * 4, needs_blas=True)
+    return kernel_file(sig, "conv2d", VERSION, [], body, helpers=helpers, signature=signature,
+                       capacity=capacity)

@@ -197,7 +197,7 @@ void ge_support_run_jobs(ge_job_fn, void *const *, void *const *, int64_t, int64
 # ge_support_conv, in this order (the C names are GE_CV_<FIELD>)
 CONV_PLAN = ("n", "c", "hw", "groups", "cg", "co", "cog", "ck", "ohw", "unit", "units", "per",
              "mode", "shares", "most", "col_floats", "direct", "bias", "residual", "relu",
-             "geo")                 # geo: the 12 values of ge_support_im2col's geometry, last
+             "geo")                 # geo: the 12 values of ge_im2col's geometry, last
 CONV_MODES = ("rows", "channels", "columns")    # GE_CV_<MODE>, the plan's mode values
 CONV_SHARE = {"channels": 16, "columns": 64}    # a share is this many channels / columns
 CONV_DECLS = """\
@@ -210,9 +210,9 @@ _CONV_C = r"""
    dw, pt, pl, ow}. */
 /* (the pads' columns are zeroed by plain loops, not memset calls: a call per row and tap for
    one or two floats cost 6% on ResNet-50's 3x3 convolutions) */
-__attribute__((visibility("hidden"), optimize("no-tree-loop-distribute-patterns")))
-void ge_support_im2col(const float *restrict x, float *restrict col, const int64_t *geo,
-                       int64_t r0, int64_t rn)
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
+static void ge_im2col(const float *restrict x, float *restrict col, const int64_t *geo,
+                      int64_t r0, int64_t rn)
 {
     const int64_t cg = geo[0], h = geo[1], w = geo[2], kh = geo[3], kw = geo[4], sh = geo[5];
     const int64_t sw = geo[6], dh = geo[7], dw = geo[8], pt = geo[9], pl = geo[10], ow = geo[11];
@@ -249,9 +249,8 @@ void ge_support_im2col(const float *restrict x, float *restrict col, const int64
 }
 
 /* rows x cols of y (row stride ld): each row its bias value (before an sgemm with beta 1) */
-__attribute__((visibility("hidden")))
-void ge_support_fill_rows(float *restrict y, const float *restrict bias, int64_t rows,
-                          int64_t cols, int64_t ld)
+static void ge_fill_rows(float *restrict y, const float *restrict bias, int64_t rows,
+                         int64_t cols, int64_t ld)
 {
     for (int64_t o = 0; o < rows; ++o) {
         const float b = bias[o];
@@ -262,9 +261,8 @@ void ge_support_fill_rows(float *restrict y, const float *restrict bias, int64_t
 
 /* rows x cols of y (row stride ld): plus the residual (same layout; NULL: none), then relu
    when asked, in one pass */
-__attribute__((visibility("hidden")))
-void ge_support_finish_rows(float *restrict y, const float *restrict res, int64_t rows,
-                            int64_t cols, int64_t ld, int relu)
+static void ge_finish_rows(float *restrict y, const float *restrict res, int64_t rows,
+                           int64_t cols, int64_t ld, int relu)
 {
     for (int64_t o = 0; o < rows; ++o) {
         float *yo = y + o * ld;
@@ -288,8 +286,10 @@ _DRIVER_C = r"""
 /* The blocked convolution (gen_conv.py) from its plan p: job j of the model's threads (at most
    p[MOST], each its own im2col buffer of p[COL_FLOATS]) takes shares s0 .. s1-1 of the work:
    output rows (in blocks of p[PER], each block one im2col and one sgemm), or of a single
-   block THREAD_CHANNELS channel groups or THREAD_COLUMNS columns.  Job -1 (one thread) is the
-   whole, block by block, the same sgemm calls (and bits) as ever.  Bias before the product
+   block THREAD_CHANNELS channel groups or THREAD_COLUMNS columns (each job im2cols the whole
+   block: sharing one im2col, made by all the jobs first, measured 2-5% slower with 2 threads,
+   half of it being in the other core's cache).  Job -1 (one thread) is the whole, block by
+   block, the same sgemm calls (and bits) as ever.  Bias before the product
    (beta 1), residual and relu after it while the block is in the cache, or the kernel's own
    epilogue (other fused activations) over the same rows. */
 static void ge_conv_job(void *const *inputs, void *const *outputs, int64_t job)
@@ -325,10 +325,10 @@ static void ge_conv_job(void *const *inputs, void *const *outputs, int64_t job)
             }
             const int64_t pn = rn * unit;
             if (!p[GE_CV_DIRECT])
-                ge_support_im2col(xg, col, p + GE_CV_GEO, r0, rn);
+                ge_im2col(xg, col, p + GE_CV_GEO, r0, rn);
             float *yb = y + (n * p[GE_CV_CO] + g * cog + o0) * ohw + r0 * unit + c0;
             if (bias)
-                ge_support_fill_rows(yb, bias + g * cog + o0, on, cn, ohw);
+                ge_fill_rows(yb, bias + g * cog + o0, on, cn, ohw);
             @SGEMM@(CblasRowMajor, CblasNoTrans, CblasNoTrans, on, cn, ck, 1.0f,
                     w + (g * cog + o0) * ck, ck,
                     p[GE_CV_DIRECT] ? xg + r0 + c0 : col + c0, p[GE_CV_DIRECT] ? ohw : pn,
@@ -337,7 +337,7 @@ static void ge_conv_job(void *const *inputs, void *const *outputs, int64_t job)
             if (epilogue)
                 epilogue(yb, rb, on, cn, ohw);
             else if (rb || p[GE_CV_RELU])
-                ge_support_finish_rows(yb, rb, on, cn, ohw, (int)p[GE_CV_RELU]);
+                ge_finish_rows(yb, rb, on, cn, ohw, (int)p[GE_CV_RELU]);
         }
     }
 }
