@@ -50,13 +50,14 @@ def job_head(decls: list) -> list:
     return [JOB_SIGNATURE, "{"] + ["    " + d for d in decls]
 
 
-def threads_runner() -> list:
-    """The C helpers of a kernel that runs one job per thread: `ge_threads()` (the model's
-    thread count) and `ge_run_jobs(inputs, outputs, jobs)` (one thread: job -1 only)."""
+def threads_runner(serial: int = 1) -> list:
+    """The C helpers of a kernel that sizes its jobs by the model's thread count at run time:
+    `ge_threads()` (that count) and `ge_run_jobs(inputs, outputs, jobs)` (one thread: jobs
+    -1 .. -serial)."""
     return [RUNNER_DECLS, JOB_SIGNATURE + ";",
             f"static int64_t ge_threads(void) {{ return {_THREADS}(); }}",
             "static void ge_run_jobs(void *const *inputs, void *const *outputs, int64_t jobs)",
-            "{ ge_support_run_jobs(ge_job, inputs, outputs, jobs, 1); }"]
+            f"{{ ge_support_run_jobs(ge_job, inputs, outputs, jobs, {serial}); }}"]
 
 
 MIN_THREADED_ELEMENTS = 1 << 16     # below this a row kernel does not pay for starting threads
