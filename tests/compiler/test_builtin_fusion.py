@@ -155,3 +155,39 @@ def test_conv_switched_to_nhwc_gets_layout_transposes_and_keeps_numbers():
     conv = next(n for n in compiled.graph.nodes if n.type == "Conv2D")
     assert conv.attr("data_format") == "NHWC" and conv.attr("strides") == [1, 2, 1, 1]
     check_numbers(model, compiled, {"x": RNG.standard_normal((1, 3, 9, 8)).astype(np.float32)})
+
+
+X_LN = (2, 64, 256)     # broadcasts of more than 64 KB are not folded (prepare.py)
+
+
+def layer_norm_model(axis=-1, scale_shape=(256,)):
+    nodes = [helper.make_node("LayerNormalization", ["x", "s", "b"], ["y"], name="ln",
+                              axis=axis, epsilon=1e-5)]
+    inits = [_init("s", scale_shape, positive=True), _init("b", scale_shape)]
+    g = helper.make_graph(nodes, "ln", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                      list(X_LN))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_layer_norm_reads_its_parameters_without_broadcast_copies():
+    """ONNX LayerNormalization maps (as CANN maps it) to LayerNorm of parameters broadcast to
+    x's shape; LayerNormBroadcastFoldingPass feeds the parameter rows themselves."""
+    model = layer_norm_model()
+    feeds = {"x": RNG.standard_normal(X_LN).astype(np.float32)}
+    compiled, types = compile_model(model)
+    assert "BroadcastTo" not in types and types.count("LayerNorm") == 1
+    ln = next(n for n in compiled.graph.nodes if n.type == "LayerNorm")
+    assert [list(ln.in_desc(i).shape) for i in (1, 2)] == [[256], [256]]
+    assert ln.attr("begin_params_axis") == 2
+    assert effects(compiled, "LayerNormBroadcastFoldingPass") == 1
+    check_numbers(model, compiled, feeds)
+    off, types = compile_model(model, **{"ge.optimizationSwitch":
+                                         "LayerNormBroadcastFoldingPass:off"})
+    assert types.count("BroadcastTo") == 2 and effects(off, "LayerNormBroadcastFoldingPass") == 0
+    check_numbers(model, off, feeds)
+    # parameters that still broadcast (one row for the last two dims) keep the copies
+    model = layer_norm_model(axis=-2, scale_shape=(1, 256))
+    compiled, types = compile_model(model)
+    assert types.count("BroadcastTo") == 2
+    check_numbers(model, compiled, feeds)

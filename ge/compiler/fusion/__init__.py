@@ -38,6 +38,7 @@ BUILTIN_PASSES = tuple(_builtin(name, fn) for name, fn in (
     ("ConvAddFusionPass", rules.fuse_conv_add),     # before the Relu after the Add is taken
     ("ConvActivationFusionPass", rules.fuse_conv_activation),
     ("MatMulActivationFusionPass", rules.fuse_matmul_activation),
+    ("LayerNormBroadcastFoldingPass", rules.fold_layer_norm_broadcast),
 ))
 register_known_pass_names(d.pass_name for d in BUILTIN_PASSES)
 

@@ -354,3 +354,63 @@ def fuse_conv_add(graph: Graph) -> int:
         _replace(graph, add, "Conv2D", conv.name, slots, attrs_from=conv)
         count += 1
     return count
+
+
+def _param_source(ln: Node, slot: int, params: list):
+    """The edge a BroadcastTo feeding `slot` of `ln` broadcasts, when it already has the
+    normalised dims' shape `params` (and the parameter's dtype), else None."""
+    edge = ln.input(slot)
+    if edge is None or edge[0].type != "BroadcastTo" or edge[1] != 0:
+        return None
+    src = edge[0].input(0)
+    if src is None:
+        return None
+    desc = src[0].out_desc(src[1])
+    if list(desc.shape) != params or desc.data_type != ln.in_desc(slot).data_type:
+        return None
+    return src
+
+
+def fold_layer_norm_broadcast(graph: Graph) -> int:
+    """LayerNorm(x, BroadcastTo(g, Shape(x)), BroadcastTo(b, Shape(x))) with g and b of the
+    normalised dims' shape  ==>  LayerNorm(x, g, b), begin_params_axis = begin_norm_axis.
+    ONNX LayerNormalization is mapped as CANN maps it, parameters broadcast to x's shape; the
+    kernel reads one row of them instead of two copies of x's size made at each run (BERT-base:
+    50 broadcasts, 2.6 ms of a run with one thread)."""
+    count = 0
+    for ln in graph.topo_order():
+        if ln.type != "LayerNorm" or ln.graph is None or ln.num_inputs < 3:
+            continue
+        shape = list(ln.in_desc(0).shape)
+        if not shape or -1 in shape or -2 in shape:
+            continue
+        axis = int(ln.attr("begin_norm_axis", 0))
+        axis = axis + len(shape) if axis < 0 else axis
+        if not 0 <= axis < len(shape):
+            continue
+        sources = {slot: _param_source(ln, slot, shape[axis:]) for slot in (1, 2)}
+        if None in sources.values():
+            continue
+        for slot, (src, idx) in sources.items():
+            broadcast = ln.input(slot)[0]
+            graph.remove_edge(broadcast, 0, ln, slot)
+            graph.add_data_edge(src, idx, ln, slot)
+            ln.update_input_desc(slot, src.out_desc(idx))
+            _erase_if_unused(graph, broadcast)
+        ln.set_attr("begin_params_axis", axis)
+        count += 1
+    return count
+
+
+def _erase_if_unused(graph: Graph, node: Node) -> None:
+    """Erase `node` if nothing reads it, then its producers that this leaves unread (not
+    graph inputs)."""
+    pending = [node]
+    while pending:
+        node = pending.pop()
+        if node.graph is not graph or node.type == "Data" \
+                or any(node.consumers(j) for j in range(node.num_outputs)):
+            continue
+        feeders = [e[0] for e in node.inputs() if e is not None]
+        graph.remove_node(node)
+        pending += feeders
