@@ -54,6 +54,7 @@ BASE_FLAGS = ("-std=c99", "-O3", "-fno-math-errno", "-fno-trapping-math", "-fPIC
               "-Werror=implicit-function-declaration")
 LINK_FLAGS = ("-shared", "-nostartfiles", "-nodefaultlibs")  # of BASE_FLAGS, the link step's
 BUILD_ID = ".build-id"        # _from_template's name for the build-id's bytes
+BUILD_ID_SCHEME = "sha1(source, flags, libraries)"     # build_id(); keyed (toolchain identity)
 BUILD_NAME = "ge_kernel"      # work directories get ge.fsutil temporary names of it
 
 
@@ -69,7 +70,8 @@ class Toolchain:
 
     def identity(self, needs_blas: bool) -> dict:
         """What determines the kernel bytes besides source and flags; no path of this machine."""
-        ident = {"cc_version": self.cc_version, "cc_target": self.cc_target}
+        ident = {"cc_version": self.cc_version, "cc_target": self.cc_target,
+                 "build_id": BUILD_ID_SCHEME}
         if needs_blas:
             ident.update(blas.locate().identity())
         return ident
