@@ -8,9 +8,11 @@
 
 Bias, a residual input (ConvAddFusionPass) and a fused activation (`fused_activation`, set
 by the ConvActivationFusionPass) are applied to each block while it is still in the cache.
-The blocked kernels split their work over the model's threads themselves (jobs.py, `_split`):
-im2col and the epilogue run in parallel too, and OpenBLAS stays on one thread, whose workers
-would otherwise spin beside the pool's between kernels.
+The blocked convolution runs in the support object (support.py, `ge_support_conv`) from the
+kernel's plan (`_split`, `_plan`): it splits its work over the model's threads itself, im2col
+and the epilogue in parallel too, OpenBLAS staying on one thread, whose workers would
+otherwise spin beside the pool's between kernels.  Its kernels differ only in their data, so
+they are built from one template per process (cgen.DataTemplate).
 """
 from __future__ import annotations
 
