@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .fastmath import helpers_for
+from .fastmath import WIDE, helpers_for
 from .cgen import (C_TYPE, KernelSource, Unsupported, broadcast_strides, coalesce, flit,
                    high_precision, io_decls, kernel_file, loop_nest, offset_expr)
 
 __all__ = ["ELEMENTWISE", "VERSION", "render_elementwise", "expression"]
 
-VERSION = 1
+VERSION = 2
 F, B = "DT_FLOAT", "DT_BOOL"
 
 
@@ -180,5 +180,11 @@ def render_elementwise(sig) -> KernelSource:
     expr = expression(row, names, sig)
     body = loop_nest(dims, [f"y0[{offset_expr(all_strides[0])}] = "
                             f"({C_TYPE[out.dtype]})({expr});"])
-    return KernelSource(kernel_file(sig, "elementwise", VERSION, io_decls(sig), body,
-                                    helpers=helpers_for(expr)))
+    helpers = helpers_for(expr)
+    if not helpers:
+        return KernelSource(kernel_file(sig, "elementwise", VERSION, io_decls(sig), body))
+    # the fast-math helpers' loop in a function compiled twice (fastmath.WIDE)
+    loop = ([f"{WIDE} static void ge_loop(void *const *inputs, void *const *outputs)", "{"]
+            + ["    " + d for d in io_decls(sig)] + body + ["}", ""])
+    return KernelSource(kernel_file(sig, "elementwise", VERSION, [],
+                                    ["    ge_loop(inputs, outputs);"], helpers=helpers + loop))

@@ -77,7 +77,7 @@ def render_matmul(sig) -> KernelSource:
     lda = m if ta else k
     ldb = k if tb else n
     # a job >= 0 is (batch, block of `width` columns); -1 - bi is all of batch bi (one thread)
-    job = job_head(io_decls(sig))
+    job = job_head(io_decls(sig), wide=bool(epilogue_helpers(sig)))
     job += ["    (void)inputs;",
             "    const int64_t blocks = (int64_t)(size_t)outputs[1];",
             f"    const int64_t width = ({n} + blocks - 1) / blocks;",

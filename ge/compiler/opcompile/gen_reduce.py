@@ -17,7 +17,7 @@ from .cgen import (KernelSource, Unsupported, broadcast_strides, high_precision,
 __all__ = ["REDUCE_OPS", "SOFTMAX_OPS", "NORM_OPS", "VERSION", "render_reduce", "render_softmax",
            "render_layer_norm"]
 
-VERSION = 4
+VERSION = 5
 F = ("DT_FLOAT",)
 
 # op -> (initial accumulator, update statement over `acc` and `v`, finalisation over acc and n)
@@ -115,19 +115,44 @@ def render_softmax(sig) -> KernelSource:
         f"        const int64_t p = (r / {inner}) * {n * inner} + r % {inner};",
         "        const float *xr = x0 + p;",
         "        float *yr = y0 + p;",
-        "        float m = -INFINITY;",        # a float max: exact, and the loop vectorises
+        "        float m = -INFINITY;",        # a float max: exact, whatever the order
         "        double s = 0.0;",
-        f"        for (int64_t k = 0; k < {n}; ++k) m = xr{at} > m ? xr{at} : m;",
-        "        if (!isfinite(m)) m = 0.0f;",
-    ] + rest
-    helpers, body, threaded = over_rows(outer * inner, n, io_decls(sig), row)
+    ]
+    if log:     # the first of two equal maxima (-0 and +0) decides the sign of a 0 result
+        row += [f"        for (int64_t k = 0; k < {n}; ++k) m = xr{at} > m ? xr{at} : m;"]
+    else:       # exp(x - m) is the same for either zero: MAX_LANES maxima (they vectorise)
+        item = "xr[{k}]" if inner == 1 else f"xr[({{k}}) * {inner}]"
+        row += ["        " + line for line in _partial_max(n, item)]
+    row += ["        if (!isfinite(m)) m = 0.0f;"] + rest
     fast = [] if log or high_precision(sig) else [FAST_MATH]
+    helpers, body, threaded = over_rows(outer * inner, n, io_decls(sig), row, wide=bool(fast))
     return KernelSource(kernel_file(sig, "softmax", VERSION, [], body, blas=threaded,
                                     helpers=fast + helpers),
                         needs_blas=threaded)
 
 
 LANES = 4       # interleaved partial sums: they pipeline, where one running sum waits on each add
+MAX_LANES = 8   # interleaved maxima: one running maximum waits on each compare-and-select
+                # (BERT-base's softmax rows 13% faster with 8)
+
+
+def _partial_max(n: int, item: str) -> list:
+    """m = the largest item (a C expression, a template over {k}; NaNs ignored as `a > m ? a
+    : m` ignores them) of k < n, as MAX_LANES interleaved maxima in one loop, then pairwise."""
+    full = n - n % MAX_LANES
+    names = [f"m{i}" for i in range(MAX_LANES)]
+    steps = " ".join(f"{v} = {a} > {v} ? {a} : {v};"
+                     for v, a in ((v, item.format(k=f"k + {i}")) for i, v in enumerate(names)))
+    tail = item.format(k="k")
+    lines = [f"float {', '.join(f'{v} = -INFINITY' for v in names)};",
+             f"for (int64_t k = 0; k < {full}; k += {MAX_LANES}) {{ {steps} }}",
+             f"for (int64_t k = {full}; k < {n}; ++k) m0 = {tail} > m0 ? {tail} : m0;"]
+    while len(names) > 1:
+        half = len(names) // 2
+        lines += [" ".join(f"{a} = {b} > {a} ? {b} : {a};"
+                           for a, b in zip(names[:half], names[half:]))]
+        names = names[:half]
+    return lines + [f"m = {names[0]};"]
 
 
 def _partial_sums(n: int, sums: dict) -> list:

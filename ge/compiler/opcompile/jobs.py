@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from ge import blas
 
+from .fastmath import WIDE
 from .support import RUNNER_DECLS
 
 __all__ = ["runner", "threads_runner", "job_head", "over_rows"]
@@ -45,9 +46,11 @@ def runner(jobs: int, serial: int) -> list:
 JOB_SIGNATURE = "static void ge_job(void *const *inputs, void *const *outputs, int64_t job)"
 
 
-def job_head(decls: list) -> list:
-    """The opening lines of a kernel's ge_job, with its pointer declarations `decls`."""
-    return [JOB_SIGNATURE, "{"] + ["    " + d for d in decls]
+def job_head(decls: list, wide: bool = False) -> list:
+    """The opening lines of a kernel's ge_job, with its pointer declarations `decls`; `wide`:
+    also compiled for AVX2 (fastmath.WIDE, for the loops of the fast-math helpers)."""
+    return [f"{WIDE} {JOB_SIGNATURE}" if wide else JOB_SIGNATURE, "{"] + [
+        "    " + d for d in decls]
 
 
 def threads_runner(serial: int = 1) -> list:
@@ -64,11 +67,12 @@ MIN_THREADED_ELEMENTS = 1 << 16     # below this a row kernel does not pay for s
 ROW_JOBS = 8                        # blocks of rows: a thread that starts late still gets work
 
 
-def over_rows(rows: int, row_elements: int, decls: list, row_body: list) -> tuple:
+def over_rows(rows: int, row_elements: int, decls: list, row_body: list,
+              wide: bool = False) -> tuple:
     """(helpers, body, threaded) of a kernel running `row_body` (C lines over `r`, indented
     8 spaces) for r < rows, in blocks of rows when it is large enough to thread."""
     jobs = min(rows, ROW_JOBS) if rows * row_elements >= MIN_THREADED_ELEMENTS else 1
-    job = job_head(decls)
+    job = job_head(decls, wide)
     job += ["    (void)inputs; (void)outputs;",
             f"    const int64_t lo = job < 0 ? 0 : job * {rows} / {jobs};",
             f"    const int64_t hi = job < 0 ? {rows} : (job + 1) * {rows} / {jobs};",
