@@ -24,9 +24,10 @@ WIDE = "GE_WIDE"    # a kernel function that runs these helpers' loops: compiled
 FAST_MATH = """\
 /* The loops of the fast-math helpers, in a second copy for AVX2 (without FMA: the same
    roundings, the same bits), chosen when the kernel is loaded (libgcc's CPU check, an
-   ifunc): SoftmaxV2 rows 2.4x faster than on the baseline ISA's 4 lanes */
+   ifunc: glibc only, which GCC marks __gnu_linux__; musl has none): SoftmaxV2 rows 2.4x
+   faster than on the baseline ISA's 4 lanes */
 #ifndef GE_WIDE
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__gnu_linux__)
 #define GE_WIDE __attribute__((target_clones("avx2", "default")))
 #else
 #define GE_WIDE
