@@ -16,7 +16,8 @@ from ge.graph import CONST_TYPES as _CONST_TYPES, Graph, GraphCycleError, Node
 from ge.ops import Role, role_of
 
 __all__ = ["SubgraphInput", "SubgraphOutput", "SubgraphBoundary", "SubgraphRewriter",
-           "SpliceError", "splice", "replaced_set", "STATUS_SUCCESS", "STATUS_FAILED",
+           "SpliceError", "splice", "replaced_set", "erase_unused", "STATUS_SUCCESS",
+           "STATUS_FAILED",
            "ATTR_PASS_NAME"]
 
 _log = logging.getLogger(__name__)
@@ -266,7 +267,7 @@ never from process state, so that two compiles name them alike), or with
             if id(c) not in old_ids:
                 for new in new_nodes:
                     graph.add_control_edge(new, c)
-    _erase_unused(graph, old)
+    erase_unused(graph, old)
     if keep_names:
         for rn in replacement.nodes:
             new = copies.get(id(rn))
@@ -275,8 +276,9 @@ never from process state, so that two compiles name them alike), or with
     return old, new_nodes
 
 
-def _erase_unused(graph: Graph, nodes: list[Node]) -> None:
-    """Erase the given nodes that have no data consumer left, repeatedly."""
+def erase_unused(graph: Graph, nodes: list[Node]) -> None:
+    """Erase the given nodes that have no data consumer left, repeatedly (a node whose last
+    reader went is erased after it)."""
     pending = list(nodes)
     candidates = {id(n) for n in nodes}
     while pending:

@@ -53,7 +53,6 @@ BASE_FLAGS = ("-std=c99", "-O3", "-fno-math-errno", "-fno-trapping-math", "-fPIC
               "-nostartfiles", "-nodefaultlibs", "-fno-ident", "-pipe",
               "-Werror=implicit-function-declaration")
 LINK_FLAGS = ("-shared", "-nostartfiles", "-nodefaultlibs")  # of BASE_FLAGS, the link step's
-BUILD_ID = ".build-id"        # _from_template's name for the build-id's bytes
 BUILD_ID_SCHEME = "sha1(source, flags, libraries)"     # build_id(); keyed (toolchain identity)
 BUILD_NAME = "ge_kernel"      # work directories get ge.fsutil temporary names of it
 
@@ -163,27 +162,46 @@ def _in_work_dir(what: str, step):
             f"{exc.strerror or exc}")}) from None
 
 
-_support_lock = threading.Lock()
-_support_objects: dict = {}         # debug flags -> support.o bytes, for this process
+class _PerProcess:
+    """Values made once per process, key by key: the build threads that ask for one while it
+    is being made wait for it (one lock: what is made here is made once, early)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._values: dict = {}
+
+    def get(self, key, make):
+        with self._lock:
+            if key not in self._values:
+                self._values[key] = make()
+            return self._values[key]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
+_support_objects = _PerProcess()    # debug flags -> support.o bytes
+_templates = _PerProcess()          # (template text, needs_blas) -> _Template
 
 
 def support_object(debug_flags: tuple = ()) -> bytes:
     """support.o (support.py), compiled (not linked) with the kernels' flags: once per process
-    and flag set; the build threads that need it meanwhile wait for it."""
+    and flag set."""
     def step(work):
         _compile(work, support.SOURCE, "support", debug_flags, "support")
         with open(os.path.join(work, "support.o"), "rb") as f:
             return f.read()
-    with _support_lock:
-        if debug_flags not in _support_objects:
-            _support_objects[debug_flags] = _in_work_dir("support", step)
-        return _support_objects[debug_flags]
+    return _support_objects.get(debug_flags, lambda: _in_work_dir("support", step))
 
 
 def build_id(source: str, needs_blas: bool, debug_flags: tuple = ()) -> str:
     """The kernel's GNU build-id (40 hex digits), from what determines its bytes, given to the
     linker instead of its hash of the output: a kernel patched from a template
-    (build_from_template) carries the one its own compile would."""
+    (_from_template) carries the one its own compile would."""
     flags = " ".join(compile_flags(debug_flags) + link_libs(needs_blas))
     return hashlib.sha1(f"{source}\0{flags}".encode("utf-8")).hexdigest()
 
@@ -220,26 +238,29 @@ def build(source: str, needs_blas: bool, debug_flags: tuple = (), what: str = ""
     return _in_work_dir(what, step)
 
 
-_template_lock = threading.Lock()
-_templates: dict = {}               # (text, needs_blas) -> (bytes, {symbol: (offset, size)})
+@dataclass(frozen=True)
+class _Template:
+    binary: bytes
+    symbols: dict                   # name -> (file offset, size): elf.symbol_ranges
+    build_id: tuple                 # (file offset, size) of the build-id's bytes
+
+
+def _compiled_template(text: str, needs_blas: bool, what: str) -> _Template:
+    binary = build(text, needs_blas, (), what)
+    return _Template(binary, elf.symbol_ranges(binary), elf.build_id_range(binary) or (0, -1))
 
 
 def _from_template(source: str, needs_blas: bool, template: DataTemplate,
                    what: str) -> Optional[bytes]:
     """The kernel as a copy of its template's binary with its own data and build-id, or None
     when the template's layout does not take them (then the kernel is compiled)."""
-    key = (template.text, needs_blas)
-    with _template_lock:            # the first kernel of a template compiles it, others wait
-        if key not in _templates:
-            binary = build(template.text, needs_blas, (), what)
-            places = elf.symbol_ranges(binary)
-            places[BUILD_ID] = elf.build_id_range(binary) or (0, -1)
-            _templates[key] = (binary, places)
-    binary, places = _templates[key]
-    out = bytearray(binary)
-    patches = template.patches + ((BUILD_ID, bytes.fromhex(build_id(source, needs_blas))),)
-    for symbol, value in patches:
-        offset, size = places.get(symbol, (0, -1))
+    made = _templates.get((template.text, needs_blas),
+                          lambda: _compiled_template(template.text, needs_blas, what))
+    out = bytearray(made.binary)
+    places = [made.symbols.get(symbol, (0, -1)) for symbol, _ in template.patches]
+    values = [value for _, value in template.patches]
+    for (offset, size), value in zip(places + [made.build_id],
+                                     values + [bytes.fromhex(build_id(source, needs_blas))]):
         if size != len(value):
             return None
         out[offset:offset + size] = value

@@ -6,6 +6,7 @@ Everything here is deterministic text: no time, path or PID ever reaches generat
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass
 from typing import Optional
 
@@ -14,8 +15,8 @@ from ge.graph.attr_names import ATTR_IMPL_MODE
 from ge.kernel_abi import (ABI_VERSION, KERNEL_SYMBOL, SIGNATURE_SYMBOL, VERSION_SYMBOL,
                            WORKSPACE_SYMBOL)
 
-__all__ = ["Unsupported", "KernelSource", "DataTemplate", "SIGNATURE_CAPACITY", "C_TYPE", "ELEM_SIZE", "ABI_VERSION", "KERNEL_SYMBOL",
-           "flit", "numel", "strides_of", "broadcast_strides", "coalesce", "loop_nest",
+__all__ = ["Unsupported", "KernelSource", "DataTemplate", "SIGNATURE_CAPACITY", "abi_patches",
+           "C_TYPE", "ELEM_SIZE", "ABI_VERSION", "KERNEL_SYMBOL", "flit", "numel", "strides_of", "broadcast_strides", "coalesce", "loop_nest",
            "banner", "abi_symbols", "kernel_head", "kernel_file", "prelude", "require_dtypes",
            "hw_pair", "HIGH_PRECISION",
            "high_precision"]
@@ -25,6 +26,9 @@ HIGH_PRECISION = 0x4     # CANN's _op_impl_mode_enum bit for high_precision (doc
 
 class Unsupported(Exception):
     """The generator cannot handle this signature; the op falls back to the AiCpu engine."""
+
+
+WORKSPACE_TYPE = "unsigned long long"   # of WORKSPACE_SYMBOL: 8 bytes, the target's order
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,7 @@ class KernelSource:
     def __post_init__(self):
         # the workspace size is declared in the kernel itself (ABI 2): a loader checks the
         # memory plan against it, so a plan edited after compilation cannot overrun it
-        decl = f"const unsigned long long {WORKSPACE_SYMBOL} = {int(self.workspace_bytes)}ull;\n"
+        decl = f"const {WORKSPACE_TYPE} {WORKSPACE_SYMBOL} = {int(self.workspace_bytes)}ull;\n"
         if WORKSPACE_SYMBOL not in self.c_source:
             object.__setattr__(self, "c_source", self.c_source + decl)
 
@@ -244,6 +248,17 @@ def banner(sig, family: str, version: int) -> str:
 
 
 SIGNATURE_CAPACITY = 2048      # bytes of a templated kernel's signature array (DataTemplate)
+
+
+def abi_patches(sig, workspace_bytes: int) -> Optional[tuple]:
+    """The (symbol, bytes) of the signature (in a SIGNATURE_CAPACITY array: abi_symbols) and
+    the workspace size (KernelSource) of a templated kernel of `sig`, as the C compiler lays
+    them out; None when the signature does not fit the array."""
+    text = sig.canonical()
+    if not text.isascii() or len(text) >= SIGNATURE_CAPACITY:
+        return None
+    return ((SIGNATURE_SYMBOL, text.encode("ascii").ljust(SIGNATURE_CAPACITY, b"\0")),
+            (WORKSPACE_SYMBOL, struct.pack("=Q", int(workspace_bytes))))
 
 
 def abi_symbols(sig, signature: Optional[str] = None, capacity: int = 0) -> list:

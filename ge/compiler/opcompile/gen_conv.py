@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import struct
 
-from ge.kernel_abi import SIGNATURE_SYMBOL, WORKSPACE_SYMBOL
 from ge.ops.defs._common import FUSED_ACTIVATION
 from ge.ops.defs.conv import RESIDUAL_SLOT
 
-from .cgen import (SIGNATURE_CAPACITY, DataTemplate, KernelSource, Unsupported, hw_pair, io_decls,
-                   kernel_file, require_dtypes)
+from .cgen import (SIGNATURE_CAPACITY, DataTemplate, KernelSource, Unsupported, abi_patches,
+                   hw_pair, io_decls, kernel_file, require_dtypes)
 from .fastmath import helpers_for
 from .gen_elementwise import ELEMENTWISE, expression
 from .support import CONV_DECLS, CONV_MODES, CONV_PLAN, CONV_SHARE
@@ -46,9 +45,14 @@ SLOTS = 4                       # im2col buffers: at most this many threads per 
 FUSED_ACTIVATIONS = ("Relu", "GeluV2")
 
 
+def _fused(sig) -> str:
+    """The signature's `fused_activation`, or ""."""
+    return sig.attr(FUSED_ACTIVATION, "") or ""
+
+
 def _activation(sig) -> str:
     """The C expression of the signature's `fused_activation` over `v`, or ""."""
-    act = sig.attr(FUSED_ACTIVATION, "") or ""
+    act = _fused(sig)
     if not act:
         return ""
     if act not in FUSED_ACTIVATIONS:
@@ -74,12 +78,15 @@ def epilogue(sig, ptr: str, count: str, indent: str, residual: str = "") -> list
             f"{indent}}}"]
 
 
+def _has_residual(sig) -> bool:
+    return len(sig.inputs) > RESIDUAL_SLOT and sig.inputs[RESIDUAL_SLOT] is not None
+
+
 def _residual(sig, ptr: str) -> str:
     """The C pointer into the residual input (ConvAddFusionPass) at output pointer `ptr`, or
     "" without one: the residual has y's shape (Conv2D's shape inference refuses any other),
     so y's offsets index it."""
-    present = len(sig.inputs) > RESIDUAL_SLOT and sig.inputs[RESIDUAL_SLOT] is not None
-    return f"(x{RESIDUAL_SLOT} + ({ptr} - y0))" if present else ""
+    return f"(x{RESIDUAL_SLOT} + ({ptr} - y0))" if _has_residual(sig) else ""
 
 
 def _geometry(sig) -> dict:
@@ -164,13 +171,11 @@ def _split(g: dict, direct: bool) -> dict:
 
 def _plan(sig, g: dict, direct: bool, split: dict) -> list:
     """The int64 table of ge_support_conv (support.CONV_PLAN's order)."""
-    act = sig.attr(FUSED_ACTIVATION, "") or ""
-    present = len(sig.inputs) > RESIDUAL_SLOT and sig.inputs[RESIDUAL_SLOT] is not None
     values = {**g, **split, "n": g["nb"], "hw": g["h"] * g["wd"],
               "ck": g["cg"] * g["kh"] * g["kw"], "ohw": g["oh"] * g["ow"],
               "mode": CONV_MODES.index(split["mode"]), "most": min(SLOTS, split["shares"]),
-              "direct": int(direct), "bias": int(g["has_bias"]), "residual": int(present),
-              "relu": int(act == "Relu"),
+              "direct": int(direct), "bias": int(g["has_bias"]),
+              "residual": int(_has_residual(sig)), "relu": int(_fused(sig) == "Relu"),
               "geo": [g[k] for k in ("cg", "h", "wd", "kh", "kw", "sh", "sw", "dh", "dw", "pt",
                                      "pl", "ow")]}
     return [v for f in CONV_PLAN for v in (values[f] if f == "geo" else [values[f]])]
@@ -179,16 +184,16 @@ def _plan(sig, g: dict, direct: bool, split: dict) -> list:
 def _own_epilogue(sig) -> list:
     """A fused activation other than relu: the kernel's function over each finished block
     (support.CONV_DECLS' ge_conv_epilogue), or [] (the support object's loops do it)."""
-    if (sig.attr(FUSED_ACTIVATION, "") or "") in ("", "Relu"):
+    if _fused(sig) in ("", "Relu"):
         return []
-    present = len(sig.inputs) > RESIDUAL_SLOT and sig.inputs[RESIDUAL_SLOT] is not None
     return (["static void ge_epilogue(float *y, const float *res, int64_t rows, int64_t cols,"
              " int64_t ld)",
              "{",
              "    (void)res;",
              "    for (int64_t o = 0; o < rows; ++o) {",
              "        float *yo = y + o * ld;"]
-            + epilogue(sig, "yo", "cols", "        ", "(res + o * ld)" if present else "")
+            + epilogue(sig, "yo", "cols", "        ",
+                       "(res + o * ld)" if _has_residual(sig) else "")
             + ["    }", "}"])
 
 
@@ -206,18 +211,16 @@ def render_conv2d(sig) -> KernelSource:
     plan = _plan(sig, g, direct, split)
     own = _own_epilogue(sig)
     workspace = SLOTS * split["col_floats"] * 4
+    abi = None if own else abi_patches(sig, workspace)
     # needs_blas: the support object's sgemm calls (the kernel's own text calls none)
-    text = sig.canonical()
-    if own or not text.isascii() or len(text) >= SIGNATURE_CAPACITY:
+    if abi is None:
         return KernelSource(_plan_file(sig, plan, own), workspace, needs_blas=True)
     # every such kernel is the same code and data layout: one compile per process (build.py)
     template = DataTemplate(
         KernelSource(_plan_file(sig, [0] * len(plan), [], "", SIGNATURE_CAPACITY),
                      needs_blas=True).c_source,
-        ((PLAN_SYMBOL, struct.pack(f"={len(plan)}q", *plan)),
-         (SIGNATURE_SYMBOL, text.encode("ascii").ljust(SIGNATURE_CAPACITY, b"\0")),
-         (WORKSPACE_SYMBOL, struct.pack("=Q", workspace))))
-    return KernelSource(_plan_file(sig, plan, [], text, SIGNATURE_CAPACITY), workspace,
+        abi + ((PLAN_SYMBOL, struct.pack(f"={len(plan)}q", *plan)),))
+    return KernelSource(_plan_file(sig, plan, [], None, SIGNATURE_CAPACITY), workspace,
                         needs_blas=True, template=template)
 
 

@@ -11,7 +11,7 @@ from ge import blas
 from .cgen import (KernelSource, Unsupported, broadcast_strides, flit, io_decls, kernel_file,
                    numel, require_dtypes)
 from .gen_conv import epilogue, epilogue_helpers, render_conv2d
-from .jobs import job_head, threads_runner
+from .jobs import THREADS, job_head, runner
 
 __all__ = ["MATMUL_OPS", "VERSION", "render_matmul", "render_gemm", "render_conv2d"]
 
@@ -107,14 +107,16 @@ def render_matmul(sig) -> KernelSource:
     job += ["}", ""]
     helpers = [f"static const int64_t off_a[{nb}] = {{{', '.join(map(str, offs_a))}}};",
                f"static const int64_t off_b[{nb}] = {{{', '.join(map(str, offs_b))}}};",
-               ] + threads_runner(nb)
+               ] + runner(nb)
     helpers += epilogue_helpers(sig) + job
-    most = max(1, n // MIN_JOB_COLUMNS) if threaded else 1     # column blocks per batch
-    body = ["    const int64_t threads = ge_threads();",
+    most = max(1, n // MIN_JOB_COLUMNS)     # column blocks per batch
+    body = [f"    const int64_t threads = {THREADS};",
             f"    int64_t blocks = {nb} >= threads ? 1 : (threads + {nb - 1}) / {nb};",
             f"    if (blocks > {most}) blocks = {most};",
             "    void *outs[2] = {outputs[0], (void *)(size_t)blocks};",
-            f"    ge_run_jobs(inputs, outs, {f'{nb} * blocks' if threaded else '1'});"]
+            f"    ge_run_jobs(inputs, outs, {nb} * blocks);"] if threaded else [
+            "    void *outs[2] = {outputs[0], (void *)(size_t)1};",     # batch by batch
+            "    ge_run_jobs(inputs, outs, 1);"]
     return KernelSource(kernel_file(sig, "matmul", VERSION, [], body, blas=True,
                                     helpers=helpers), needs_blas=True)
 

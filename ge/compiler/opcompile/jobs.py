@@ -2,7 +2,8 @@
 "Threads in kernels").
 
 A kernel file defines `static void ge_job(void *const *inputs, void *const *outputs, int64_t
-job)` and calls `ge_run_jobs(inputs, outputs)`.  With one thread that runs jobs -1 .. -serial
+job)` and calls `ge_run_jobs(inputs, outputs, jobs)`, `jobs` a constant or sized at run time
+by the model's thread count (`THREADS`).  With one thread that runs jobs -1 .. -serial
 in order (a kernel's one-thread split, which may be coarser: a whole sgemm, not column blocks);
 with N threads the calling thread and N-1 workers take jobs 0 .. jobs-1 in turn from a shared
 ticket (generation << 32 | next job), and the caller waits until every job is done, not for
@@ -30,17 +31,18 @@ from ge import blas
 from .fastmath import WIDE
 from .support import RUNNER_DECLS
 
-__all__ = ["runner", "threads_runner", "job_head", "over_rows"]
+__all__ = ["runner", "job_head", "over_rows", "THREADS"]
 
-_THREADS = blas.symbol("openblas_get_num_threads")     # declared by cgen's BLAS prelude
+THREADS = f"{blas.symbol('openblas_get_num_threads')}()"  # C: the model's thread count (the
+                                                         # BLAS prelude declares it)
 
 
-def runner(jobs: int, serial: int) -> list:
-    """The C helpers of a kernel with `jobs` parallel jobs (1: never threaded) and `serial`
-    one-thread jobs; it still defines ge_job."""
+def runner(serial: int = 1) -> list:
+    """The C helpers of a kernel that splits its work: `ge_run_jobs(inputs, outputs, jobs)`
+    (one thread: jobs -1 .. -serial in order); it still defines ge_job."""
     return [RUNNER_DECLS, JOB_SIGNATURE + ";",
-            "static void ge_run_jobs(void *const *inputs, void *const *outputs)",
-            f"{{ ge_support_run_jobs(ge_job, inputs, outputs, {jobs}, {serial}); }}"]
+            "static void ge_run_jobs(void *const *inputs, void *const *outputs, int64_t jobs)",
+            f"{{ ge_support_run_jobs(ge_job, inputs, outputs, jobs, {serial}); }}"]
 
 
 JOB_SIGNATURE = "static void ge_job(void *const *inputs, void *const *outputs, int64_t job)"
@@ -51,16 +53,6 @@ def job_head(decls: list, wide: bool = False) -> list:
     also compiled for AVX2 (fastmath.WIDE, for the loops of the fast-math helpers)."""
     return [f"{WIDE} {JOB_SIGNATURE}" if wide else JOB_SIGNATURE, "{"] + [
         "    " + d for d in decls]
-
-
-def threads_runner(serial: int = 1) -> list:
-    """The C helpers of a kernel that sizes its jobs by the model's thread count at run time:
-    `ge_threads()` (that count) and `ge_run_jobs(inputs, outputs, jobs)` (one thread: jobs
-    -1 .. -serial)."""
-    return [RUNNER_DECLS, JOB_SIGNATURE + ";",
-            f"static int64_t ge_threads(void) {{ return {_THREADS}(); }}",
-            "static void ge_run_jobs(void *const *inputs, void *const *outputs, int64_t jobs)",
-            f"{{ ge_support_run_jobs(ge_job, inputs, outputs, jobs, {serial}); }}"]
 
 
 MIN_THREADED_ELEMENTS = 1 << 16     # below this a row kernel does not pay for starting threads
@@ -79,4 +71,4 @@ def over_rows(rows: int, row_elements: int, decls: list, row_body: list,
             "    for (int64_t r = lo; r < hi; ++r) {"] + row_body + ["    }", "}", ""]
     if jobs == 1:
         return job, ["    ge_job(inputs, outputs, -1);"], False
-    return runner(jobs, 1) + job, ["    ge_run_jobs(inputs, outputs);"], True
+    return runner() + job, [f"    ge_run_jobs(inputs, outputs, {jobs});"], True

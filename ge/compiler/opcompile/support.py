@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 
 from ge import blas
-
 from ge.ops.defs.conv import RESIDUAL_SLOT
 
 from .cgen import prelude
@@ -40,8 +39,6 @@ typedef unsigned long ge_thread_t;
 typedef union { char bytes[128]; long double align; } ge_sync_t;  /* zeroed = initialised */
 typedef void (*ge_job_fn)(void *const *, void *const *, int64_t);
 typedef void (*ge_jobs_fn)(ge_job_fn, void *const *, void *const *, int64_t);
-int @GET@(void);
-void @SET@(int);
 extern int pthread_create(ge_thread_t *, const void *, void *(*)(void *), void *);
 extern int pthread_join(ge_thread_t, void **);
 extern int pthread_setname_np(ge_thread_t, const char *);
@@ -362,15 +359,22 @@ def _conv_enums() -> list:
     return [f"enum {{{fields}}};", f"enum {{{modes}}};"]
 
 
+# the @NAME@ placeholders of the C text above (C's braces rule out str.format)
+_VALUES = {"GET": _GET, "SET": _SET, "WORKERS": 63, "NAME": "ge-jobs",
+           "SGEMM": blas.symbol("cblas_sgemm"), "RESIDUAL": RESIDUAL_SLOT,
+           "CHANNELS": CONV_SHARE["channels"], "COLUMNS": CONV_SHARE["columns"]}
+
+
+def _filled(text: str) -> str:
+    for name, value in _VALUES.items():
+        text = text.replace(f"@{name}@", str(value))
+    return text
+
+
 SOURCE = "\n".join(
     ["/* ge kernel support object (ge/compiler/opcompile/support.py). Generated; do not edit. */"]
-    + prelude(blas=True) + [
-        _POOL_C.replace("@GET@", _GET).replace("@SET@", _SET).replace("@WORKERS@", "63")
-        .replace("@NAME@", "ge-jobs"), _CONV_C, CONV_DECLS] + _conv_enums() + [
-        _DRIVER_C.replace("@GET@", _GET).replace("@SGEMM@", blas.symbol("cblas_sgemm"))
-        .replace("@RESIDUAL@", str(RESIDUAL_SLOT))
-        .replace("@CHANNELS@", str(CONV_SHARE["channels"]))
-        .replace("@COLUMNS@", str(CONV_SHARE["columns"]))])
+    + prelude(blas=True)    # with the BLAS's sgemm and thread-count declarations
+    + [_filled(_POOL_C), _CONV_C, CONV_DECLS] + _conv_enums() + [_filled(_DRIVER_C)])
 SOURCE_SHA256 = hashlib.sha256(SOURCE.encode("utf-8")).hexdigest()
 
 
