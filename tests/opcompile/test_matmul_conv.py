@@ -71,6 +71,9 @@ CONV_CASES = [  # (x shape, w shape, strides, pads, dilations, groups, bias)
     ((1, 48, 45, 45), (8, 48, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, True),  # 2 im2col blocks
     ((1, 3, 7, 7), (6, 1, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 3, True),    # channel multiplier 2
     ((2, 4, 9, 9), (4, 1, 3, 3), (2, 2), (2, 1, 1, 2), (2, 2), 4, False),   # depthwise, dilated
+    # stride 1, output as wide as the input (im2col copies a tap's rows as one run)
+    ((1, 2, 6, 7), (3, 2, 3, 3), (1, 1), (1, 3, 3, 1), (2, 2), 1, True),    # dilated, lopsided
+    ((1, 2, 3, 2), (2, 2, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 1, False),   # taps off the image
 ]
 
 

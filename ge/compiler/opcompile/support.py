@@ -204,9 +204,10 @@ void ge_support_conv(const int64_t *, void *const *, void *const *, void *, ge_c
 _CONV_C = r"""
 /* The blocked convolution's loops (gen_conv.py), the same for every shape: im2col of output
    rows r0 .. r0+rn-1 of one image into col[ck][rn*ow]; geo = {cg, h, w, kh, kw, sh, sw, dh,
-   dw, pt, pl, ow}. */
-/* (the pads' columns are zeroed by plain loops, not memset calls: a call per row and tap for
-   one or two floats cost 6% on ResNet-50's 3x3 convolutions) */
+   dw, pt, pl, ow}.  Copies and zeroing are plain loops, not memcpy / memset calls: a call per
+   row and tap for a few floats costs more than the floats.  Stride 1 with ow == w (a "same"
+   convolution): the rows a tap reads are one run of the input, copied at once, then its pad
+   columns zeroed (ResNet-50's im2col alone: 4.1 -> 3.2 ms here). */
 __attribute__((optimize("no-tree-loop-distribute-patterns")))
 static void ge_im2col(const float *restrict x, float *restrict col, const int64_t *geo,
                       int64_t r0, int64_t rn)
@@ -214,6 +215,7 @@ static void ge_im2col(const float *restrict x, float *restrict col, const int64_
     const int64_t cg = geo[0], h = geo[1], w = geo[2], kh = geo[3], kw = geo[4], sh = geo[5];
     const int64_t sw = geo[6], dh = geo[7], dw = geo[8], pt = geo[9], pl = geo[10], ow = geo[11];
     const int64_t pn = rn * ow;
+    const int same = sh == 1 && sw == 1 && ow == w;
     for (int64_t ci = 0; ci < cg; ++ci)
     for (int64_t ki = 0; ki < kh; ++ki)
     for (int64_t kj = 0; kj < kw; ++kj) {
@@ -225,17 +227,36 @@ static void ge_im2col(const float *restrict x, float *restrict col, const int64_
         if (jlo > ow) jlo = ow;
         if (jhi > ow) jhi = ow;
         if (jhi < jlo) jhi = jlo;
-        for (int64_t oi = r0; oi < r0 + rn; ++oi) {
-            const int64_t hi = oi * sh - pt + ki * dh;
+        /* ilo .. ihi: the output rows (of r0 .. r0+rn-1) whose tap ki reads inside the image */
+        const int64_t hofs = ki * dh - pt;
+        int64_t ilo = hofs >= 0 ? 0 : (-hofs + sh - 1) / sh;
+        int64_t ihi = hofs >= h ? 0 : (h - 1 - hofs) / sh + 1;
+        ilo = ilo < r0 ? r0 : (ilo > r0 + rn ? r0 + rn : ilo);
+        ihi = ihi > r0 + rn ? r0 + rn : ihi;
+        if (ihi < ilo) ihi = ilo;
+        for (int64_t e = 0; e < (ilo - r0) * ow; ++e) row[e] = 0.0f;
+        for (int64_t e = (ihi - r0) * ow; e < pn; ++e) row[e] = 0.0f;
+        if (same && jlo < jhi) {
+            /* from the first valid column of the first row to the last of the last row: the
+               reads stay inside the image, the pad columns between are overwritten below */
+            float *r = row + (ilo - r0) * ow;
+            const float *xr = x + (ci * h + ilo + hofs) * w + wofs;
+            const int64_t end = (ihi - ilo) * ow - (ow - jhi);
+            for (int64_t e = jlo; e < end; ++e) r[e] = xr[e];
+            if (jlo > 0 || jhi < ow)
+                for (int64_t oi = 0; oi < ihi - ilo; ++oi) {
+                    float *ro = r + oi * ow;
+                    for (int64_t oj = 0; oj < jlo; ++oj) ro[oj] = 0.0f;
+                    for (int64_t oj = jhi; oj < ow; ++oj) ro[oj] = 0.0f;
+                }
+            continue;
+        }
+        for (int64_t oi = ilo; oi < ihi; ++oi) {
             float *r = row + (oi - r0) * ow;
-            if (hi < 0 || hi >= h) {
-                memset(r, 0, ow * sizeof(float));
-                continue;
-            }
-            const float *xr = x + (ci * h + hi) * w + wofs;
+            const float *xr = x + (ci * h + oi * sh + hofs) * w + wofs;
             for (int64_t oj = 0; oj < jlo; ++oj) r[oj] = 0.0f;     /* a pad's few columns */
             if (sw == 1)
-                memcpy(r + jlo, xr + jlo, (jhi - jlo) * sizeof(float));
+                for (int64_t oj = jlo; oj < jhi; ++oj) r[oj] = xr[oj];
             else if (sw == 2)       /* a constant stride: the gather vectorises */
                 for (int64_t oj = jlo; oj < jhi; ++oj) r[oj] = xr[2 * oj];
             else
