@@ -14,13 +14,17 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from dataclasses import dataclass
+from typing import Optional
 
 from ge import blas
 from ge.errors import GeError
 from ge.fsutil import sweep, temp_dir
 
 __all__ = ["ABI_VERSION", "KERNEL_SYMBOL", "VERSION_SYMBOL", "SIGNATURE_SYMBOL",
-           "WORKSPACE_SYMBOL", "JOBS_SYMBOL", "JOBS_DELEGATE_SYMBOL", "CDEF", "KernelLoader"]
+           "WORKSPACE_SYMBOL", "JOBS_SYMBOL", "JOBS_DELEGATE_SYMBOL", "STATE_SYMBOL",
+           "CONSTANT_INPUTS_SYMBOL", "PREPARE_SYMBOL", "PREPARED_SYMBOL", "CDEF", "Preparation",
+           "KernelLoader"]
 
 # 2: kernels declare their workspace size (a loader checks the memory plan against it)
 ABI_VERSION = 2
@@ -30,6 +34,11 @@ SIGNATURE_SYMBOL = "ge_kernel_signature"
 WORKSPACE_SYMBOL = "ge_kernel_workspace_bytes"
 JOBS_SYMBOL = "ge_jobs_run"             # optional: a kernel that splits its work has a pool
 JOBS_DELEGATE_SYMBOL = "ge_jobs_delegate"   # ... and runs on this pool instead, when set
+# optional, all four or none ("Prepared constants"): a kernel that packs constant inputs once
+STATE_SYMBOL = "ge_kernel_state_bytes"          # the state's size here (0: not prepared)
+CONSTANT_INPUTS_SYMBOL = "ge_kernel_constant_inputs"   # bit k: input k must be a constant
+PREPARE_SYMBOL = "ge_kernel_prepare"            # (inputs, state): fills the state, once
+PREPARED_SYMBOL = "ge_kernel_prepared"          # ge_kernel's arguments and the state
 CDEF = f"""
 typedef void (*ge_job_fn)(void *const *, void *const *, int64_t);
 void {JOBS_SYMBOL}(ge_job_fn, void *const *, void *const *, int64_t);
@@ -38,7 +47,21 @@ int {KERNEL_SYMBOL}(void *const *inputs, void *const *outputs, void *workspace);
 extern unsigned int {VERSION_SYMBOL};   /* const in the kernel; cffi reads it as a variable */
 extern char {SIGNATURE_SYMBOL}[];
 extern unsigned long long {WORKSPACE_SYMBOL};
+unsigned long long {STATE_SYMBOL}(void);
+extern unsigned long long {CONSTANT_INPUTS_SYMBOL};
+int {PREPARE_SYMBOL}(void *const *inputs, void *state);
+int {PREPARED_SYMBOL}(void *const *inputs, void *const *outputs, void *workspace,
+                      const void *state);
 """
+
+
+@dataclass(frozen=True)
+class Preparation:
+    """A kernel's prepared-constants entries (docs/kernel-abi.md, "Prepared constants")."""
+    state_bytes: int
+    constant_inputs: int        # bit k set: input k must be a constant for prepare to run
+    prepare: object             # cffi functions
+    prepared: object
 LOAD_ERROR = "EP0112"
 _WORK_BASE = "ge_kernels"     # work directories: .ge_kernels.tmp-<host>-<pid>-<rand>
 
@@ -114,6 +137,18 @@ class KernelLoader:
         bytes).  A caller checks its pointers against these before the first call."""
         signature = self.ffi.string(getattr(lib, SIGNATURE_SYMBOL)).decode("utf-8")
         return signature, int(getattr(lib, WORKSPACE_SYMBOL))
+
+    def preparation(self, lib) -> Optional[Preparation]:
+        """The kernel's prepared-constants entries, or None: it has none, or its state is
+        empty on this CPU (it runs unprepared, through ge_kernel)."""
+        try:
+            entries = [getattr(lib, s) for s in (STATE_SYMBOL, PREPARE_SYMBOL,
+                                                  PREPARED_SYMBOL)]
+            constant = int(getattr(lib, CONSTANT_INPUTS_SYMBOL))
+        except (AttributeError, OSError, NotImplementedError):
+            return None
+        size = int(entries[0]())
+        return Preparation(size, constant, entries[1], entries[2]) if size else None
 
     def close(self) -> None:
         """Forget the libraries (they stay mapped while a caller holds one)."""

@@ -27,6 +27,7 @@ class KernelLibrary:
             self._items.setdefault(name, data)
         self._loaded: dict = {}
         self._declared: dict = {}
+        self._preparations: dict = {}
 
     def has(self, name: str) -> bool:
         return name in self._items
@@ -47,7 +48,13 @@ class KernelLibrary:
         fn = getattr(lib, KERNEL_SYMBOL)
         self._loaded[name] = (fn, sha256)
         self._declared[name] = self._loader.declared(lib)
+        self._preparations[name] = self._loader.preparation(lib)
         return fn
+
+    def preparation(self, name: str):
+        """Loaded kernel `name`'s prepared-constants entries (ge.kernel_abi.Preparation),
+        or None."""
+        return self._preparations[name]
 
     @property
     def uses_blas(self) -> bool:
@@ -61,4 +68,5 @@ class KernelLibrary:
     def close(self) -> None:
         self._loaded.clear()
         self._declared.clear()
+        self._preparations.clear()
         self._loader.close()

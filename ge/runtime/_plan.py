@@ -30,7 +30,7 @@ from ge.ops import Role, role_of
 from ._errors import BAD_PLAN, TARGET_MISMATCH, UNSUPPORTED_OP
 
 __all__ = ["TensorSpec", "Step", "GraphPlan", "Plan", "build_plan", "check_target",
-           "MEMORY_ALIGN", "MAX_ARENA_BYTES"]
+           "MEMORY_ALIGN", "MAX_ARENA_BYTES", "aligned_zeros"]
 
 
 
@@ -144,9 +144,9 @@ class _Spaces:
                                      f"feature-map memory; the limit on this host is "
                                      f"{MAX_ARENA_BYTES}"})
         self.memory_size = size
-        self.arena = _aligned_zeros(size)
+        self.arena = aligned_zeros(size)
         raw = om.weights or b""
-        self.weights = _aligned_zeros(len(raw))
+        self.weights = aligned_zeros(len(raw))
         self.weights[:] = np.frombuffer(raw, dtype=np.uint8)
         self.weights.setflags(write=False)
         self.files: list = []      # (start address, end address, bytes): external weights
@@ -207,7 +207,7 @@ class _Spaces:
         return buf[off:off + nbytes].view(dtype).reshape(shape)
 
 
-def _aligned_zeros(size: int) -> np.ndarray:
+def aligned_zeros(size: int) -> np.ndarray:
     raw = np.zeros(size + MEMORY_ALIGN, dtype=np.uint8)
     skip = (-raw.ctypes.data) % MEMORY_ALIGN
     return raw[skip:skip + size]

@@ -30,7 +30,7 @@ from ._errors import BAD_INPUT, EXEC_FAILED, FILE_OPEN, INVALID_OM, UNSUPPORTED_
 from ._io import low_precision_input, shape_fits
 from ._kernels import KernelLibrary
 from ._threads import check_threads
-from ._plan import GraphPlan, Plan, Step, TensorSpec, build_plan, check_target
+from ._plan import GraphPlan, Plan, Step, TensorSpec, aligned_zeros, build_plan, check_target
 from ._validate import check_kernel_step
 
 __all__ = ["Model", "load", "TensorSpec"]
@@ -68,6 +68,7 @@ class Model:
         self._plan: Plan = build_plan(om, source)
         self._kernels = KernelLibrary(list(om.kernels or ()))
         self._branch_seen = None        # capture dict of a gear run (see _run_gear)
+        self.prepared: list = []        # ops whose kernels packed their constants at load
         try:
             for graph in self._plan.graphs.values():
                 for step in graph.steps:
@@ -122,12 +123,42 @@ class Model:
         step.c_args = (ins, outs, ws, keep)
         name, optype, kernel = step.name, step.type, step.kernel_name
 
-        def call(_step):
-            rc = fn(ins, outs, ws)
-            if rc != 0:
-                raise GeError(EXEC_FAILED, {"opname": name, "optype": optype,
-                                            "reason": f"kernel {kernel} returned status {rc}"})
+        def failed(rc: int, entry: str) -> GeError:
+            return GeError(EXEC_FAILED, {"opname": name, "optype": optype,
+                                         "reason": f"kernel {kernel} {entry} status {rc}"})
+        state = self._prepare(step, ins, keep, failed)
+        if state is not None:
+            prepared = self._kernels.preparation(step.kernel_name).prepared
+
+            def call(_step):
+                rc = prepared(ins, outs, ws, state)
+                if rc != 0:
+                    raise failed(rc, "returned")
+        else:
+            def call(_step):
+                rc = fn(ins, outs, ws)
+                if rc != 0:
+                    raise failed(rc, "returned")
         step.call = call
+
+    def _prepare(self, step: Step, ins, keep: list, failed):
+        """The state of a kernel with prepared constants (docs/kernel-abi.md), filled once
+        here from its constant inputs, or None: no such entries, or an input it packs is not
+        a constant of the model (a weight: read-only memory)."""
+        prep = self._kernels.preparation(step.kernel_name)
+        if prep is None:
+            return None
+        for k, view in enumerate(step.inputs):
+            if prep.constant_inputs >> k & 1 and (view is None or view.flags.writeable):
+                return None
+        buf = aligned_zeros(prep.state_bytes)   # 64-byte aligned, like the arena
+        keep.append(buf)
+        state = self._kernels.ffi.cast("void *", _addr(buf))
+        rc = prep.prepare(ins, state)
+        if rc != 0:
+            raise failed(rc, "preparation returned")
+        self.prepared.append(step.name)
+        return state
 
     # -- running ---------------------------------------------------------------------------
     def run(self, inputs: Union[list, tuple, dict], *, capture: bool = False,

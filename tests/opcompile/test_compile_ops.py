@@ -28,8 +28,10 @@ def test_kernels_named_recorded_and_shared(tmp_path, monkeypatch):
     conv_ref = ck.node_kernels["conv"]
     assert conv_ref.sha256 == hashlib.sha256(ck.binary(conv_ref.name)).hexdigest()
     assert g.node("conv").attr("_kernel_sha256") == conv_ref.sha256
-    # one im2col block per thread, for up to gen_conv.SLOTS threads
-    assert ck.workspace_bytes["conv"] == [SLOTS * 3 * 9 * 64 * 4] and ck.workspace_bytes["relu0"] == []
+    # per thread, for up to gen_conv.SLOTS threads: one im2col block (27 x 64 floats) and the
+    # prepared product's packed columns (27 x 72: the block's 64 in panels of 24)
+    assert ck.workspace_bytes["conv"] == [SLOTS * (27 * 64 + 27 * 72) * 4]
+    assert ck.workspace_bytes["relu0"] == []
     assert ck.stats["compiles"] == 2 and ck.stats["misses"] == 2
 
 

@@ -12,12 +12,16 @@ The blocked convolution runs in the support object (support.py, `ge_support_conv
 kernel's plan (`_split`, `_plan`): it splits its work over the model's threads itself, im2col
 and the epilogue in parallel too, OpenBLAS staying on one thread, whose workers would
 otherwise spin beside the pool's between kernels.  Its kernels differ only in their data, so
-they are built from one template per process (cgen.DataTemplate).
+they are built from one template per process (cgen.DataTemplate).  They also have prepared
+constants (docs/kernel-abi.md): a loader that sees the filter is a weight has it packed once
+and runs the product of our own on it (support.py `_PREPARED_C`) instead of the sgemm.
 """
 from __future__ import annotations
 
 import struct
 
+from ge.kernel_abi import (CONSTANT_INPUTS_SYMBOL, PREPARE_SYMBOL, PREPARED_SYMBOL,
+                           STATE_SYMBOL)
 from ge.ops.defs._common import FUSED_ACTIVATION
 from ge.ops.defs.conv import RESIDUAL_SLOT
 
@@ -25,12 +29,13 @@ from .cgen import (SIGNATURE_CAPACITY, DataTemplate, KernelSource, Unsupported, 
                    hw_pair, io_decls, kernel_file, require_dtypes)
 from .fastmath import helpers_for
 from .gen_elementwise import ELEMENTWISE, expression
-from .support import CONV_DECLS, CONV_MODES, CONV_PLAN, CONV_SHARE
+from .support import (CONV_DECLS, CONV_MODES, CONV_PLAN, CONV_SHARE, PREPARED_COLUMNS,
+                      PREPARED_K_BLOCK, PREPARED_PANEL)
 
 __all__ = ["render_conv2d", "epilogue", "epilogue_helpers", "FUSED_ACTIVATIONS", "BLOCK_BYTES",
            "VERSION"]
 
-VERSION = 7
+VERSION = 8
 PLAN_SYMBOL = "ge_plan"
 F = ("DT_FLOAT",)
 BLOCK_BYTES = 1 << 20           # im2col block bytes (measured on ResNet-50: docs/kernel-abi.md)
@@ -166,7 +171,16 @@ def _split(g: dict, direct: bool) -> dict:
     else:
         mode, shares = "columns", max(1, units * unit // THREAD_COLUMNS)
     return dict(unit=unit, units=units, per=per, mode=mode, shares=shares,
-                col_floats=0 if direct else ck * per * g["ow"])
+                col_floats=0 if direct else -(-ck * per * g["ow"] // 16) * 16,   # 64 bytes
+                pack_floats=_pack_floats(ck, per * unit))
+
+
+def _pack_floats(ck: int, columns: int) -> int:
+    """A job's area for the prepared product's packed columns (support.py _PREPARED_C): a
+    block of k by a block of at most `columns` columns, in whole panels."""
+    blocks = -(-ck // PREPARED_K_BLOCK)
+    panels = -(-columns // PREPARED_PANEL)
+    return -(-ck // blocks) * min(PREPARED_COLUMNS, panels * PREPARED_PANEL)
 
 
 def _plan(sig, g: dict, direct: bool, split: dict) -> list:
@@ -210,7 +224,7 @@ def render_conv2d(sig) -> KernelSource:
     split = _split(g, direct)
     plan = _plan(sig, g, direct, split)
     own = _own_epilogue(sig)
-    workspace = SLOTS * split["col_floats"] * 4
+    workspace = SLOTS * (split["col_floats"] + split["pack_floats"]) * 4
     abi = None if own else abi_patches(sig, workspace)
     # needs_blas: the support object's sgemm calls (the kernel's own text calls none)
     if abi is None:
@@ -229,7 +243,23 @@ def _plan_file(sig, plan: list, own: list, signature=None, capacity: int = 0) ->
     helpers = epilogue_helpers(sig) + [CONV_DECLS] + own + [
         f"/* {', '.join(CONV_PLAN[:-1])}, {CONV_PLAN[-1]}[12] (support.py) */",
         f"static const int64_t {PLAN_SYMBOL}[{len(plan)}] = {{{', '.join(map(str, plan))}}};"]
-    body = [f"    ge_support_conv({PLAN_SYMBOL}, inputs, outputs, workspace, "
-            f"{'ge_epilogue' if own else '0'});"]
+    epilogue_fn = "ge_epilogue" if own else "0"
+    helpers += _prepared_entries(epilogue_fn)
+    body = [f"    ge_support_conv({PLAN_SYMBOL}, inputs, outputs, workspace, {epilogue_fn}, 0);"]
     return kernel_file(sig, "conv2d", VERSION, [], body, helpers=helpers, signature=signature,
                        capacity=capacity)
+
+
+def _prepared_entries(epilogue_fn: str) -> list:
+    """The kernel's prepared-constants entries (docs/kernel-abi.md): its filter (input 1),
+    packed once by the support object, then the product on it."""
+    return [
+        f"unsigned long long {STATE_SYMBOL}(void) "
+        f"{{ return ge_support_conv_state_bytes({PLAN_SYMBOL}); }}",
+        f"const unsigned long long {CONSTANT_INPUTS_SYMBOL} = 2ull;    /* the filter */",
+        f"int {PREPARE_SYMBOL}(void *const *inputs, void *state)",
+        f"{{ ge_support_conv_prepare({PLAN_SYMBOL}, inputs, state); return 0; }}",
+        f"int {PREPARED_SYMBOL}(void *const *inputs, void *const *outputs, void *workspace,",
+        "                       const void *state)",
+        f"{{ ge_support_conv({PLAN_SYMBOL}, inputs, outputs, workspace, {epilogue_fn}, state);"
+        " return 0; }"]

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ge.kernel_abi import KERNEL_SYMBOL, SIGNATURE_SYMBOL, VERSION_SYMBOL, WORKSPACE_SYMBOL
+from ge.kernel_abi import (CONSTANT_INPUTS_SYMBOL, KERNEL_SYMBOL, PREPARE_SYMBOL,
+                           PREPARED_SYMBOL, SIGNATURE_SYMBOL, STATE_SYMBOL, VERSION_SYMBOL,
+                           WORKSPACE_SYMBOL)
 
 from .cgen import KernelSource, Unsupported, abi_symbols, banner, numel, prelude
 
@@ -99,8 +101,11 @@ REFERENCE_ULP = {op: 1 for op in (
 
 _WIDEN = {"DT_FLOAT16": "ge_f16_to_f32", "DT_BF16": "ge_bf16_to_f32"}
 _NARROW = {"DT_FLOAT16": "ge_f32_to_f16", "DT_BF16": "ge_f32_to_bf16"}
+# (a wrapper exports no prepared-constants entries: its inner kernel's take float32 constants)
 _RENAMED = {KERNEL_SYMBOL: INNER, VERSION_SYMBOL: "ge_f32_abi_version",
-            SIGNATURE_SYMBOL: "ge_f32_signature", WORKSPACE_SYMBOL: "ge_f32_workspace_bytes"}
+            SIGNATURE_SYMBOL: "ge_f32_signature", WORKSPACE_SYMBOL: "ge_f32_workspace_bytes",
+            STATE_SYMBOL: "ge_f32_state_bytes", CONSTANT_INPUTS_SYMBOL: "ge_f32_constant_inputs",
+            PREPARE_SYMBOL: "ge_f32_prepare", PREPARED_SYMBOL: "ge_f32_prepared"}
 
 
 def has_low_precision(sig) -> bool:

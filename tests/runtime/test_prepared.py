@@ -1,0 +1,117 @@
+"""Prepared constants (docs/kernel-abi.md): a convolution whose filter is a weight of the model
+packs it once when the model is loaded and runs on the packed copy (x86-64 with AVX2 and FMA);
+one whose filter is not a constant runs unprepared.  Both against onnxruntime at float32
+tolerance; the prepared product gives the same bits with one thread and two."""
+from __future__ import annotations
+
+import platform
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from _build import compile_to_om, onnxruntime_outputs
+
+import ge.runtime
+
+PRECISION = {"ge.exec.precision_mode": "must_keep_origin_dtype"}
+# (input shape, filter shape, pads, strides, group): the product's edge cases — a last panel
+# of 1, 2 and 4 pixels (7x7, 10x5, 14x14 images), channel counts that are no multiple of the
+# 4-channel panels, k in two blocks (72 x 3 x 3 = 648 > 512), two groups, stride 2
+BRANCHES = [((1, 16, 7, 7), (36, 16, 3, 3), 1, 1, 1),
+            ((1, 8, 10, 5), (30, 8, 1, 1), 0, 1, 1),
+            ((1, 8, 14, 14), (20, 4, 3, 3), 1, 1, 2),
+            ((1, 72, 7, 7), (24, 72, 3, 3), 1, 1, 1),
+            ((1, 8, 9, 9), (17, 8, 3, 3), 1, 2, 1)]
+
+
+def _avx2_fma() -> bool:
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return False
+    with open("/proc/cpuinfo") as f:
+        flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")),
+                     [])
+    return "avx2" in flags and "fma" in flags
+
+
+def _model(filter_inputs: bool):
+    """One convolution per branch (bias, relu; the first also a residual Add), each filter a
+    weight or, with filter_inputs, a graph input."""
+    rng = np.random.default_rng(11)
+    nodes, inputs, outputs, inits = [], [], [], []
+    for i, (xs, ws, pad, stride, group) in enumerate(BRANCHES):
+        w = (rng.standard_normal(ws) / np.sqrt(np.prod(ws[1:]))).astype(np.float32)
+        b = rng.standard_normal(ws[0]).astype(np.float32)
+        inputs.append(helper.make_tensor_value_info(f"x{i}", TensorProto.FLOAT, list(xs)))
+        if filter_inputs:
+            inputs.append(helper.make_tensor_value_info(f"w{i}", TensorProto.FLOAT, list(ws)))
+        else:
+            inits.append(numpy_helper.from_array(w, f"w{i}"))
+        inits.append(numpy_helper.from_array(b, f"b{i}"))
+        nodes.append(helper.make_node("Conv", [f"x{i}", f"w{i}", f"b{i}"], [f"c{i}"],
+                                      pads=[pad] * 4, strides=[stride] * 2, group=group))
+        last = f"c{i}"
+        if i == 0:      # a residual: Conv + Add + Relu fuse into one kernel
+            nodes.append(helper.make_node("Conv", [last, "wr", "br"], ["cr"], pads=[1] * 4))
+            nodes.append(helper.make_node("Add", ["cr", last], ["sum"]))
+            inits += [numpy_helper.from_array(
+                          (rng.standard_normal((36, 36, 3, 3)) * 0.05).astype(np.float32), "wr"),
+                      numpy_helper.from_array(rng.standard_normal(36).astype(np.float32), "br")]
+            last = "sum"
+        nodes.append(helper.make_node("Relu", [last], [f"y{i}"]))
+        oh = (xs[2] + 2 * pad - ws[2]) // stride + 1
+        ow = (xs[3] + 2 * pad - ws[3]) // stride + 1
+        outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT,
+                                                     [1, ws[0], oh, ow]))
+    graph = helper.make_graph(nodes, "prepared", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    work = tmp_path_factory.mktemp("prepared")
+    return {kind: (model, compile_to_om(model, work / f"{kind}.om", PRECISION))
+            for kind, model in (("weights", _model(False)), ("inputs", _model(True)))}
+
+
+def _feeds(model) -> dict:
+    rng = np.random.default_rng(5)
+    return {i.name: rng.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim])
+            .astype(np.float32) for i in model.graph.input}
+
+
+def _check_against_onnxruntime(model, om, feeds) -> None:
+    expected = onnxruntime_outputs(model, feeds)
+    names = [i.name for i in model.graph.input]
+    for got, want in zip(om.run([feeds[n] for n in names]), expected):
+        scale = float(np.abs(want).max())
+        assert scale > 0
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * scale)
+
+
+def test_weights_are_packed_at_load_and_match_onnxruntime(models):
+    model, path = models["weights"]
+    feeds = _feeds(model)
+    with ge.runtime.load(path, threads=1) as om:
+        convs = [name for name, op_type, _, _ in om.profile(list(feeds.values()))
+                 if op_type == "Conv2D"]
+        assert len(convs) == len(BRANCHES) + 1
+        assert sorted(om.prepared) == (sorted(convs) if _avx2_fma() else [])
+        _check_against_onnxruntime(model, om, feeds)
+
+
+def test_prepared_product_has_the_bits_of_one_thread_with_two(models):
+    model, path = models["weights"]
+    x = list(_feeds(model).values())
+    with ge.runtime.load(path, threads=1) as one, ge.runtime.load(path, threads=2) as two:
+        for a, b in zip(one.run(x), two.run(x)):
+            assert np.abs(a).max() > 0 and a.tobytes() == b.tobytes()
+
+
+def test_a_filter_that_is_not_a_constant_runs_unprepared(models):
+    model, path = models["inputs"]
+    feeds = _feeds(model)
+    with ge.runtime.load(path, threads=1) as om:
+        # the residual branch's second filter is still a weight
+        assert len(om.prepared) == (1 if _avx2_fma() else 0)
+        _check_against_onnxruntime(model, om, feeds)
