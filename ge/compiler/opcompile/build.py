@@ -198,6 +198,28 @@ def support_object(debug_flags: tuple = ()) -> bytes:
     return _support_objects.get(debug_flags, lambda: _in_work_dir("support", step))
 
 
+_support_started: set = set()     # debug flag sets whose support object is being made
+_support_lock = threading.Lock()
+
+
+def _start_support_object(debug_flags: tuple) -> None:
+    """Begin the support object's compile in a thread of its own (once per flag set), so it
+    runs beside the first kernel's or template's own compile instead of after it (the
+    convolution template, with its prepared product, is the longest of a cold compile).  An
+    error there is raised again by the support_object() call that needs the object."""
+    with _support_lock:
+        if debug_flags in _support_started:
+            return
+        _support_started.add(debug_flags)
+
+    def make():
+        try:
+            support_object(debug_flags)
+        except Exception:       # noqa: BLE001 - support_object() raises it where it is needed
+            pass
+    threading.Thread(target=make, name="ge-support-object", daemon=True).start()
+
+
 def build_id(source: str, needs_blas: bool, debug_flags: tuple = ()) -> str:
     """The kernel's GNU build-id (40 hex digits), from what determines its bytes, given to the
     linker instead of its hash of the output: a kernel patched from a template
@@ -211,6 +233,8 @@ def build(source: str, needs_blas: bool, debug_flags: tuple = (), what: str = ""
     """Compile one translation unit into a shared object, linked with the support object
     when it calls into it (support.py), and return its bytes; with a `template` (and no debug
     flags), the template compiled once per process with this kernel's data written in."""
+    if support.uses_support(source):
+        _start_support_object(debug_flags)
     if template is not None and not debug_flags:
         patched = _from_template(source, needs_blas, template, what)
         if patched is not None:

@@ -14,7 +14,8 @@ and the epilogue in parallel too, OpenBLAS staying on one thread, whose workers 
 otherwise spin beside the pool's between kernels.  Its kernels differ only in their data, so
 they are built from one template per process (cgen.DataTemplate).  They also have prepared
 constants (docs/kernel-abi.md): a loader that sees the filter is a weight has it packed once
-and runs the product of our own on it (support.py `_PREPARED_C`) instead of the sgemm.
+and runs the product of our own on it (conv_product.py, in the kernel's text) instead of the
+sgemm.
 """
 from __future__ import annotations
 
@@ -29,8 +30,8 @@ from .cgen import (SIGNATURE_CAPACITY, DataTemplate, KernelSource, Unsupported, 
                    hw_pair, io_decls, kernel_file, require_dtypes)
 from .fastmath import helpers_for
 from .gen_elementwise import ELEMENTWISE, expression
-from .support import (CONV_DECLS, CONV_MODES, CONV_PLAN, CONV_SHARE, PREPARED_COLUMNS,
-                      PREPARED_K_BLOCK, PREPARED_PANEL)
+from . import conv_product
+from .support import CONV_DECLS, CONV_MODES, CONV_PLAN, CONV_SHARE
 
 __all__ = ["render_conv2d", "epilogue", "epilogue_helpers", "FUSED_ACTIVATIONS", "BLOCK_BYTES",
            "VERSION"]
@@ -176,11 +177,11 @@ def _split(g: dict, direct: bool) -> dict:
 
 
 def _pack_floats(ck: int, columns: int) -> int:
-    """A job's area for the prepared product's packed columns (support.py _PREPARED_C): a
-    block of k by a block of at most `columns` columns, in whole panels."""
-    blocks = -(-ck // PREPARED_K_BLOCK)
-    panels = -(-columns // PREPARED_PANEL)
-    return -(-ck // blocks) * min(PREPARED_COLUMNS, panels * PREPARED_PANEL)
+    """A job's area for the prepared product's packed columns (conv_product.py): a block of
+    k by a block of at most `columns` columns, in whole panels."""
+    blocks = -(-ck // conv_product.K_BLOCK)
+    panels = -(-columns // conv_product.PANEL)
+    return -(-ck // blocks) * min(conv_product.COLUMNS, panels * conv_product.PANEL)
 
 
 def _plan(sig, g: dict, direct: bool, split: dict) -> list:
@@ -244,22 +245,23 @@ def _plan_file(sig, plan: list, own: list, signature=None, capacity: int = 0) ->
         f"/* {', '.join(CONV_PLAN[:-1])}, {CONV_PLAN[-1]}[12] (support.py) */",
         f"static const int64_t {PLAN_SYMBOL}[{len(plan)}] = {{{', '.join(map(str, plan))}}};"]
     epilogue_fn = "ge_epilogue" if own else "0"
-    helpers += _prepared_entries(epilogue_fn)
-    body = [f"    ge_support_conv({PLAN_SYMBOL}, inputs, outputs, workspace, {epilogue_fn}, 0);"]
+    helpers += [conv_product.SOURCE] + _prepared_entries(epilogue_fn)
+    body = [f"    ge_support_conv({PLAN_SYMBOL}, inputs, outputs, workspace, {epilogue_fn}, 0, 0);"]
     return kernel_file(sig, "conv2d", VERSION, [], body, helpers=helpers, signature=signature,
                        capacity=capacity)
 
 
 def _prepared_entries(epilogue_fn: str) -> list:
     """The kernel's prepared-constants entries (docs/kernel-abi.md): its filter (input 1),
-    packed once by the support object, then the product on it."""
+    packed once by the support object, then its own product (conv_product.py) on it; no
+    state where that product does not exist."""
     return [
-        f"unsigned long long {STATE_SYMBOL}(void) "
-        f"{{ return ge_support_conv_state_bytes({PLAN_SYMBOL}); }}",
+        f"unsigned long long {STATE_SYMBOL}(void)",
+        f"{{ return GE_PREPARED ? ge_support_conv_state_bytes({PLAN_SYMBOL}) : 0; }}",
         f"const unsigned long long {CONSTANT_INPUTS_SYMBOL} = 2ull;    /* the filter */",
         f"int {PREPARE_SYMBOL}(void *const *inputs, void *state)",
         f"{{ ge_support_conv_prepare({PLAN_SYMBOL}, inputs, state); return 0; }}",
         f"int {PREPARED_SYMBOL}(void *const *inputs, void *const *outputs, void *workspace,",
         "                       const void *state)",
-        f"{{ ge_support_conv({PLAN_SYMBOL}, inputs, outputs, workspace, {epilogue_fn}, state);"
-        " return 0; }"]
+        f"{{ ge_support_conv({PLAN_SYMBOL}, inputs, outputs, workspace, {epilogue_fn}, state,",
+        "                  GE_PK_PRODUCT); return 0; }"]

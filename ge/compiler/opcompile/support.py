@@ -2,9 +2,9 @@
 linked into each kernel that calls it (docs/kernel-abi.md, "The support object").
 
 It holds the job pool of the kernels that split their work (jobs.py: matmuls, convolutions,
-large softmaxes and layer norms), the convolutions' own product on a filter packed once
-(`_PREPARED_C`, docs/kernel-abi.md "Prepared constants") and the whole blocked convolution
-(gen_conv.py): its loops ran
+large softmaxes and layer norms) and the whole blocked convolution (gen_conv.py), which runs
+on a filter packed once when the kernel hands it the product of conv_product.py
+(docs/kernel-abi.md, "Prepared constants"): its loops ran
 as fast compiled per shape, so a convolution kernel is now its plan (CONV_PLAN, a table of
 int64) and one call, `ge_support_conv`, which the C compiler builds in half the time (24 ms
 vs 44 ms here; ResNet-50's cold compile: 0.54 s less CPU).
@@ -27,11 +27,11 @@ import hashlib
 from ge import blas
 from ge.ops.defs.conv import RESIDUAL_SLOT
 
+from . import conv_product
 from .cgen import prelude
 
 __all__ = ["SOURCE", "SOURCE_SHA256", "MARKER", "CONV_DECLS", "CONV_PLAN", "CONV_MODES",
-           "CONV_SHARE", "RUNNER_DECLS", "PREPARED_K_BLOCK", "PREPARED_PANEL", "PREPARED_COLUMNS",
-           "uses_support"]
+           "CONV_SHARE", "RUNNER_DECLS", "uses_support"]
 
 MARKER = "ge_support_"  # a kernel whose source calls a function of this prefix links the object
 _GET = blas.symbol("openblas_get_num_threads")
@@ -202,16 +202,16 @@ CONV_MODES = ("rows", "channels", "columns")    # GE_CV_<MODE>, the plan's mode 
 CONV_SHARE = {"channels": 16, "columns": 64}    # a share is this many channels / columns
 CONV_DECLS = """\
 typedef void (*ge_conv_epilogue)(float *, const float *, int64_t, int64_t, int64_t);
+/* the prepared product (conv_product.py): m, n, k, packed filter, its panels, first panel,
+   b, ldb, y, ldy, bias, residual, relu, pack area */
+typedef void (*ge_conv_product)(int64_t, int64_t, int64_t, const float *, int64_t, int64_t,
+                                const float *, int64_t, float *, int64_t, const float *,
+                                const float *, int, float *);
 void ge_support_conv(const int64_t *, void *const *, void *const *, void *, ge_conv_epilogue,
-                     const void *);
+                     const void *, ge_conv_product);
 uint64_t ge_support_conv_state_bytes(const int64_t *);
 void ge_support_conv_prepare(const int64_t *, void *const *, void *);"""
-# the prepared product (_PREPARED_C): blocks of k, and of columns packed per job
-PREPARED_K_BLOCK = 512
-PREPARED_PANEL = 24                 # a packed panel's columns: its widest tile's 3 x 8
-PREPARED_COLUMNS = 192              # a multiple of PREPARED_PANEL
-PREPARED_CHANNELS = 4               # a panel of the packed filter: thread shares are multiples
-assert CONV_SHARE["channels"] % PREPARED_CHANNELS == 0
+assert CONV_SHARE["channels"] % conv_product.CHANNELS == 0     # shares of whole panels
 
 _CONV_C = r"""
 /* The blocked convolution's loops (gen_conv.py), the same for every shape: im2col of output
@@ -312,238 +312,6 @@ static void ge_finish_rows(float *restrict y, const float *restrict res, int64_t
 }
 """
 
-_PREPARED_C = r"""
-/* Prepared convolutions (docs/kernel-abi.md, "Prepared constants").  On x86-64 CPUs with AVX2
-   and FMA, ge_support_conv_prepare packs a kernel's filter once — the runtime calls it at load
-   when the filter is a constant — and the product runs on that copy instead of an sgemm that
-   packs the filter again on every call (10 % of ResNet-50's time) and, with threads, in every
-   job.  Filter layout: per group, per block of k (at most GE_PK_KC, their count fixed by k),
-   panels of 4 output channels, each k's 4 values together, zero rows past the last channel.
-   y = bias + filter x b, then + residual, relu, applied as each tile of y is stored: tiles of
-   4 channels x 24 pixels in 12 registers, b packed 24 columns at a time in blocks of GE_PK_NC
-   (the job's pack area of the workspace); a last panel of 1-4 columns is computed for several
-   channel panels at once (independent sums).  Every value is its products summed in k order
-   with FMA, block by block, so its bits do not depend on how rows and columns are split
-   between threads or calls.  Other CPUs and compilers keep the sgemm path. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define GE_PREPARED 1
-typedef float ge_v8 __attribute__((vector_size(32)));
-typedef float ge_v4 __attribute__((vector_size(16)));
-typedef int32_t ge_v8i __attribute__((vector_size(32)));
-/* the same, loaded from any float's address (the workspace's and state's alignment is not
-   the ABI's concern) */
-typedef float ge_v8u __attribute__((vector_size(32), aligned(4)));
-typedef float ge_v4u __attribute__((vector_size(16), aligned(4)));
-enum { GE_PK_NR = @PK_NR@, GE_PK_KC = @PK_KC@, GE_PK_NC = @PK_NC@ };
-
-struct ge_pk_out {
-    float *y;
-    int64_t ldy;
-    const float *bias, *res;    /* per row / laid out like y; NULL: none */
-    int first, last, relu;      /* the first / last block of k */
-};
-
-/* 8 columns of a row of y from their sums s (bias b, residual row rr or NULL) */
-__attribute__((always_inline))
-static inline void ge_pk_put8(ge_v8 s, float *y, const float *rr, float b,
-                              const struct ge_pk_out *o)
-{
-    ge_v8 v = s;
-    if (!o->first) {
-        memcpy(&v, y, sizeof v);
-        v += s;
-    } else if (o->bias)
-        v = s + (ge_v8){b, b, b, b, b, b, b, b};
-    if (o->last) {
-        if (rr) {
-            ge_v8 r;
-            memcpy(&r, rr, sizeof r);
-            v += r;
-        }
-        if (o->relu)            /* v > 0 ? v : 0, a NaN too gives 0 (ge_finish_rows) */
-            v = (ge_v8)((ge_v8i)v & (ge_v8i)(v > (ge_v8){0}));
-    }
-    memcpy(y, &v, sizeof v);
-}
-
-/* rows r0 .. r0+mr-1, columns j0 .. j0+nr-1 of y from a part tile's sums t */
-__attribute__((always_inline))
-static inline void ge_pk_part(float t[4][GE_PK_NR], int64_t r0, int64_t mr, int64_t j0,
-                              int64_t nr, const struct ge_pk_out *o)
-{
-    for (int64_t r = 0; r < mr; ++r) {
-        float *y = o->y + (r0 + r) * o->ldy + j0;
-        const float *rr = o->res ? o->res + (r0 + r) * o->ldy + j0 : 0;
-        const float b = o->bias ? o->bias[r0 + r] : 0.0f;
-        for (int64_t j = 0; j < nr; ++j) {
-            float v = t[r][j];
-            if (!o->first) v += y[j];
-            else if (o->bias) v += b;
-            if (o->last && rr) v += rr[j];
-            if (o->last && o->relu) v = v > 0.0f ? v : 0.0f;
-            y[j] = v;
-        }
-    }
-}
-
-typedef void (*ge_pk_tile_fn)(int64_t, const float *, int64_t, int64_t, const float *,
-                              int64_t, int64_t, const struct ge_pk_out *);
-
-/* a tile of 4 channels (filter panel a) x NV*8 columns (b panel bp) */
-#define GE_PK_TILE(NAME, NV) \
-__attribute__((target("avx2,fma"))) \
-static void NAME(int64_t kc, const float *a, int64_t r0, int64_t mr, const float *bp, \
-                 int64_t j0, int64_t nr, const struct ge_pk_out *o) \
-{ \
-    ge_v8 acc[4][NV]; \
-    for (int r = 0; r < 4; ++r) \
-        for (int v = 0; v < NV; ++v) acc[r][v] = (ge_v8){0}; \
-    for (int64_t k = 0; k < kc; ++k) { \
-        ge_v8 b[NV]; \
-        for (int v = 0; v < NV; ++v) b[v] = *(const ge_v8u *)(bp + GE_PK_NR * k + 8 * v); \
-        for (int r = 0; r < 4; ++r) { \
-            const float s = a[4 * k + r]; \
-            const ge_v8 w = {s, s, s, s, s, s, s, s}; \
-            for (int v = 0; v < NV; ++v) \
-                acc[r][v] = __builtin_ia32_vfmaddps256(w, b[v], acc[r][v]); \
-        } \
-    } \
-    if (mr == 4 && nr == 8 * NV) { \
-        for (int r = 0; r < 4; ++r) { \
-            float *y = o->y + (r0 + r) * o->ldy + j0; \
-            const float *rr = o->res ? o->res + (r0 + r) * o->ldy + j0 : 0; \
-            const float b = o->bias ? o->bias[r0 + r] : 0.0f; \
-            for (int v = 0; v < NV; ++v) \
-                ge_pk_put8(acc[r][v], y + 8 * v, rr ? rr + 8 * v : 0, b, o); \
-        } \
-        return; \
-    } \
-    float t[4][GE_PK_NR]; \
-    for (int r = 0; r < 4; ++r) memcpy(t[r], acc[r], sizeof acc[r]); \
-    ge_pk_part(t, r0, mr, j0, nr, o); \
-}
-GE_PK_TILE(ge_pk_tile24, 3)
-GE_PK_TILE(ge_pk_tile16, 2)
-GE_PK_TILE(ge_pk_tile8, 1)
-
-/* NC (1, 2 or 4) last columns for NP filter panels (4*NP rows) at once: each panel's 4 rows
-   one 4-lane vector, NP*NC independent sums */
-#define GE_PK_COLUMNS(NAME, NC, NP) \
-__attribute__((target("avx2,fma"))) \
-static void NAME(int64_t kc, const float *a, int64_t r0, int64_t mr, const float *bp, \
-                 int64_t j0, int64_t nr, const struct ge_pk_out *o) \
-{ \
-    ge_v4 acc[NP][NC]; \
-    for (int q = 0; q < NP; ++q) \
-        for (int j = 0; j < NC; ++j) acc[q][j] = (ge_v4){0}; \
-    for (int64_t k = 0; k < kc; ++k) \
-        for (int j = 0; j < NC; ++j) { \
-            const float s = bp[GE_PK_NR * k + j]; \
-            const ge_v4 b = {s, s, s, s}; \
-            for (int q = 0; q < NP; ++q) \
-                acc[q][j] = __builtin_ia32_vfmaddps(*(const ge_v4u *)(a + 4 * (q * kc + k)), \
-                                                    b, acc[q][j]); \
-        } \
-    for (int q = 0; q < NP; ++q) { \
-        float t[4][GE_PK_NR]; \
-        for (int r = 0; r < 4; ++r) \
-            for (int j = 0; j < NC; ++j) t[r][j] = acc[q][j][r]; \
-        ge_pk_part(t, r0 + 4 * q, mr - 4 * q < 4 ? mr - 4 * q : 4, j0, nr, o); \
-    } \
-}
-GE_PK_COLUMNS(ge_pk_cols1, 1, 1)
-GE_PK_COLUMNS(ge_pk_cols2, 2, 1)
-GE_PK_COLUMNS(ge_pk_cols4, 4, 1)
-GE_PK_COLUMNS(ge_pk_strip1, 1, 4)
-GE_PK_COLUMNS(ge_pk_strip2, 2, 4)
-GE_PK_COLUMNS(ge_pk_strip4, 4, 2)
-
-static ge_pk_tile_fn ge_pk_tile_for(int64_t nr)
-{
-    return nr > 16 ? ge_pk_tile24 : nr > 8 ? ge_pk_tile16 : nr > 4 ? ge_pk_tile8
-           : nr > 2 ? ge_pk_cols4 : nr > 1 ? ge_pk_cols2 : ge_pk_cols1;
-}
-
-/* rows 0 .. kc-1, columns 0 .. nr-1 of b (ldb apart) -> bp[kc][24], zeros past nr */
-__attribute__((target("avx2,fma")))
-static void ge_pk_pack_b(const float *b, int64_t ldb, int64_t kc, int64_t nr,
-                         float *restrict bp)
-{
-    for (int64_t k = 0; k < kc; ++k) {
-        const float *row = b + k * ldb;
-        float *out = bp + GE_PK_NR * k;
-        int64_t j = 0;
-        if (nr == GE_PK_NR) {
-            memcpy(out, row, GE_PK_NR * sizeof(float));
-            continue;
-        }
-        for (; j < nr; ++j) out[j] = row[j];
-        for (; j < GE_PK_NR; ++j) out[j] = 0.0f;
-    }
-}
-
-/* the blocks of k: their size (the same for every split of the work) */
-static int64_t ge_pk_step(int64_t k)
-{
-    const int64_t blocks = (k + GE_PK_KC - 1) / GE_PK_KC;
-    return (k + blocks - 1) / blocks;
-}
-
-/* y[m][n] (ldy) = bias + filter x b[k][n] (ldb), + res, relu.  filter: one group's packed
-   filter (`panels` panels), its rows from panel q0; bb: the job's pack area */
-__attribute__((target("avx2,fma")))
-static void ge_pk_product(int64_t m, int64_t n, int64_t k, const float *filter,
-                          int64_t panels, int64_t q0, const float *b, int64_t ldb, float *y,
-                          int64_t ldy, const float *bias, const float *res, int relu,
-                          float *bb)
-{
-    const int64_t step = ge_pk_step(k);
-    for (int64_t p0 = 0; p0 < k; p0 += step) {
-        const int64_t kc = k - p0 < step ? k - p0 : step;
-        const struct ge_pk_out o = {y, ldy, bias, res, p0 == 0, p0 + kc >= k, relu};
-        const float *block = filter + 4 * p0 * panels;
-        for (int64_t c0 = 0; c0 < n; c0 += GE_PK_NC) {
-            const int64_t nc = n - c0 < GE_PK_NC ? n - c0 : GE_PK_NC;
-            for (int64_t j0 = 0; j0 < nc; j0 += GE_PK_NR)
-                ge_pk_pack_b(b + p0 * ldb + c0 + j0, ldb, kc,
-                             nc - j0 < GE_PK_NR ? nc - j0 : GE_PK_NR, bb + j0 * kc);
-            /* the last panel of 1-4 columns: 4 filter panels (2 for 3-4 columns) at a time,
-               right after their other panels (their filter rows still in the cache) */
-            const int64_t tail = nc % GE_PK_NR <= 4 ? nc % GE_PK_NR : 0;
-            const int64_t rows = tail <= 2 ? 16 : 8, strip = tail ? m / rows * rows : 0;
-            const ge_pk_tile_fn strip_fn = tail == 1 ? ge_pk_strip1
-                                           : tail == 2 ? ge_pk_strip2 : ge_pk_strip4;
-            for (int64_t i = 0; i < m; i += 4) {
-                const float *a = block + 4 * (q0 + i / 4) * kc;
-                const int64_t mr = m - i < 4 ? m - i : 4, end = i < strip ? nc - tail : nc;
-                for (int64_t j0 = 0; j0 < end; j0 += GE_PK_NR) {
-                    const int64_t nr = end - j0 < GE_PK_NR ? end - j0 : GE_PK_NR;
-                    ge_pk_tile_for(nr)(kc, a, i, mr, bb + j0 * kc, c0 + j0, nr, &o);
-                }
-                if (i < strip && (i + 4) % rows == 0)
-                    strip_fn(kc, a - 4 * (rows / 4 - 1) * kc, i + 4 - rows, rows,
-                             bb + (nc - tail) * kc, c0 + nc - tail, tail, &o);
-            }
-        }
-    }
-}
-
-static int ge_pk_usable(void)
-{
-    static int usable = -1;     /* -1: not checked yet (every thread finds the same answer) */
-    int u = __atomic_load_n(&usable, __ATOMIC_RELAXED);
-    if (u < 0) {
-        __builtin_cpu_init();
-        u = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-        __atomic_store_n(&usable, u, __ATOMIC_RELAXED);
-    }
-    return u;
-}
-#else
-#define GE_PREPARED 0
-#endif
-"""
-
 _DRIVER_C = r"""
 /* The blocked convolution (gen_conv.py) from its plan p: job j of the model's threads (at most
    p[MOST], each its own im2col buffer of p[COL_FLOATS]) takes shares s0 .. s1-1 of the work:
@@ -569,6 +337,7 @@ static void ge_conv_job(void *const *inputs, void *const *outputs, int64_t job)
     const int64_t s1 = job < 0 ? shares : (j + 1) * shares / jobs;
     float *col = (float *)outputs[1] + j * (p[GE_CV_COL_FLOATS] + p[GE_CV_PACK_FLOATS]);
     const float *packed = (const float *)outputs[5];    /* the prepared filter, or NULL */
+    const ge_conv_product product = (ge_conv_product)(size_t)outputs[6];
     for (int64_t n = 0; n < p[GE_CV_N]; ++n)
     for (int64_t g = 0; g < p[GE_CV_GROUPS]; ++g) {
         const float *xg = x + (n * p[GE_CV_C] + g * p[GE_CV_CG]) * p[GE_CV_HW];
@@ -591,10 +360,9 @@ static void ge_conv_job(void *const *inputs, void *const *outputs, int64_t job)
                 ge_im2col(xg, col, p + GE_CV_GEO, r0, rn);
             float *yb = y + (n * p[GE_CV_CO] + g * cog + o0) * ohw + r0 * unit + c0;
             const float *rb = res ? res + (yb - y) : 0;
-#if GE_PREPARED
             if (packed) {
                 const int64_t panels = (cog + 3) / 4;
-                ge_pk_product(on, cn, ck, packed + g * panels * 4 * ck, panels, o0 / 4,
+                product(on, cn, ck, packed + g * panels * 4 * ck, panels, o0 / 4,
                               p[GE_CV_DIRECT] ? xg + r0 + c0 : col + c0,
                               p[GE_CV_DIRECT] ? ohw : pn, yb, ohw,
                               bias ? bias + g * cog + o0 : 0, epilogue ? 0 : rb,
@@ -603,7 +371,6 @@ static void ge_conv_job(void *const *inputs, void *const *outputs, int64_t job)
                     epilogue(yb, rb, on, cn, ohw);
                 continue;
             }
-#endif
             if (bias)
                 ge_fill_rows(yb, bias + g * cog + o0, on, cn, ohw);
             @SGEMM@(CblasRowMajor, CblasNoTrans, CblasNoTrans, on, cn, ck, 1.0f,
@@ -619,20 +386,42 @@ static void ge_conv_job(void *const *inputs, void *const *outputs, int64_t job)
 }
 
 /* A convolution kernel's whole body: its plan, its pointers, its own epilogue or none, its
-   prepared filter or none */
+   prepared filter and the product on it, or none */
 __attribute__((visibility("hidden")))
 void ge_support_conv(const int64_t *p, void *const *inputs, void *const *outputs,
-                     void *workspace, ge_conv_epilogue epilogue, const void *state)
+                     void *workspace, ge_conv_epilogue epilogue, const void *state,
+                     ge_conv_product product)
 {
     const int64_t threads = @GET@();
     const int64_t jobs = threads < p[GE_CV_MOST] ? threads : p[GE_CV_MOST];
-    void *outs[6] = {outputs[0], workspace, (void *)(size_t)jobs, (void *)p,
-                     (void *)(size_t)epilogue, (void *)state};
+    void *outs[7] = {outputs[0], workspace, (void *)(size_t)jobs, (void *)p,
+                     (void *)(size_t)epilogue, (void *)(product ? state : 0),
+                     (void *)(size_t)product};
     ge_support_run_jobs(ge_conv_job, inputs, outs, jobs, 1);
 }
 
-/* The bytes of a convolution's prepared state, its packed filter (_PREPARED_C); 0 where the
-   product is the sgemm's */
+#if @CONDITION@
+#define GE_PREPARED 1
+@STEP@
+
+/* AVX2 and FMA, which the prepared product needs (conv_product.py), checked once */
+static int ge_pk_usable(void)
+{
+    static int usable = -1;     /* -1: not checked yet (every thread finds the same answer) */
+    int u = __atomic_load_n(&usable, __ATOMIC_RELAXED);
+    if (u < 0) {
+        __builtin_cpu_init();
+        u = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        __atomic_store_n(&usable, u, __ATOMIC_RELAXED);
+    }
+    return u;
+}
+#else
+#define GE_PREPARED 0
+#endif
+
+/* The bytes of a convolution's prepared state, its packed filter; 0 where the product is the
+   sgemm's (no AVX2 and FMA here, or no prepared product on this target) */
 __attribute__((visibility("hidden")))
 uint64_t ge_support_conv_state_bytes(const int64_t *p)
 {
@@ -645,14 +434,15 @@ uint64_t ge_support_conv_state_bytes(const int64_t *p)
     return 0;
 }
 
-/* inputs[1], the filter [groups * cog][ck], -> the packed filter at state */
-__attribute__((visibility("hidden")))
+/* inputs[1], the filter [groups * cog][ck], -> the packed filter at state.  Once per op, at
+   load: not worth the vectoriser's 0.2 s of C compiler in every cold compile */
+__attribute__((visibility("hidden"), optimize("no-tree-loop-vectorize")))
 void ge_support_conv_prepare(const int64_t *p, void *const *inputs, void *state)
 {
 #if GE_PREPARED
     const float *w = (const float *)inputs[1];
     const int64_t cog = p[GE_CV_COG], ck = p[GE_CV_CK], panels = (cog + 3) / 4;
-    const int64_t step = ge_pk_step(ck);
+    const int64_t step = ge_pk_step(ck, @PK_KC@);
     for (int64_t g = 0; g < p[GE_CV_GROUPS]; ++g)
     for (int64_t p0 = 0; p0 < ck; p0 += step) {
         const int64_t kc = ck - p0 < step ? ck - p0 : step;
@@ -678,7 +468,8 @@ def _conv_enums() -> list:
 
 # the @NAME@ placeholders of the C text above (C's braces rule out str.format)
 _VALUES = {"GET": _GET, "SET": _SET, "WORKERS": 63, "NAME": "ge-jobs",
-           "PK_KC": PREPARED_K_BLOCK, "PK_NC": PREPARED_COLUMNS, "PK_NR": PREPARED_PANEL,
+           "PK_KC": conv_product.K_BLOCK, "CONDITION": conv_product.CONDITION,
+           "STEP": conv_product.STEP_C,
            "SGEMM": blas.symbol("cblas_sgemm"), "RESIDUAL": RESIDUAL_SLOT,
            "CHANNELS": CONV_SHARE["channels"], "COLUMNS": CONV_SHARE["columns"]}
 
@@ -692,7 +483,7 @@ def _filled(text: str) -> str:
 SOURCE = "\n".join(
     ["/* ge kernel support object (ge/compiler/opcompile/support.py). Generated; do not edit. */"]
     + prelude(blas=True)    # with the BLAS's sgemm and thread-count declarations
-    + [_filled(_POOL_C), _CONV_C, _filled(_PREPARED_C), CONV_DECLS] + _conv_enums() + [_filled(_DRIVER_C)])
+    + [_filled(_POOL_C), _CONV_C, CONV_DECLS] + _conv_enums() + [_filled(_DRIVER_C)])
 SOURCE_SHA256 = hashlib.sha256(SOURCE.encode("utf-8")).hexdigest()
 
 

@@ -1,0 +1,255 @@
+"""The product of the convolutions' prepared constants (docs/kernel-abi.md): C text compiled
+into every blocked convolution kernel (gen_conv.py; its kernels share one data template, so
+once per process, beside the support object's compile rather than in it: in support.c it made
+that object 0.3 -> 0.9 s of C compiler on the critical path of a cold compile).  A kernel
+passes `ge_pk_product` to the support object's `ge_support_conv` when its filter was packed
+(`ge_kernel_prepared`), nothing otherwise.
+"""
+from __future__ import annotations
+
+__all__ = ["K_BLOCK", "PANEL", "COLUMNS", "CHANNELS", "CONDITION", "STEP_C", "SOURCE"]
+
+K_BLOCK = 512           # the product's blocks of k (at most)
+PANEL = 24              # a packed panel's columns: its widest tile's 3 x 8
+COLUMNS = 192           # columns packed per block: a multiple of PANEL
+CHANNELS = 4            # output channels per panel of the packed filter
+# where the product exists (GCC's target attributes and x86 builtins); its CPU check at run time
+CONDITION = "defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)"
+
+# the blocks of k: their size, the same for every split of the work (both sides use it)
+STEP_C = """\
+static int64_t ge_pk_step(int64_t k, int64_t most)
+{
+    const int64_t blocks = (k + most - 1) / most;
+    return (k + blocks - 1) / blocks;
+}"""
+
+_TEXT = r"""
+/* The product of a prepared convolution (docs/kernel-abi.md, "Prepared constants"), on x86-64
+   CPUs with AVX2 and FMA: y = bias + filter x b, then + residual, relu, applied as each tile
+   of y is stored.  Filter (packed once by ge_support_conv_prepare): per group, per block of
+   k (at most GE_PK_KC, their count fixed by k), panels of 4 output channels, each k's 4
+   values together, zero rows past the last channel.  Tiles of 4 channels x 24 pixels in 12
+   registers; b packed 24 columns at a time in blocks of GE_PK_NC (the job's pack area of the
+   workspace); a last panel of 1-4 columns is computed for several channel panels at once
+   (independent sums).  Every value is its products summed in k order with FMA, block by
+   block, so its bits do not depend on how rows and columns are split between threads or
+   calls.  Elsewhere GE_PK_PRODUCT is 0 and the convolution keeps the sgemm. */
+#if @CONDITION@
+#define GE_PREPARED 1
+@STEP@
+typedef float ge_v8 __attribute__((vector_size(32)));
+typedef float ge_v4 __attribute__((vector_size(16)));
+typedef int32_t ge_v8i __attribute__((vector_size(32)));
+/* the same, loaded from any float's address (the workspace's and state's alignment is not
+   the ABI's concern) */
+typedef float ge_v8u __attribute__((vector_size(32), aligned(4)));
+typedef float ge_v4u __attribute__((vector_size(16), aligned(4)));
+/* the vectors are written out: GCC's loop vectoriser only costs compile time here (the support
+   object 1.6 -> 0.7 s) */
+#define GE_PK_FN __attribute__((target("avx2,fma"), optimize("no-tree-loop-vectorize")))
+#define GE_PK_KERNEL __attribute__((target("avx2,fma"), optimize("O2")))
+enum { GE_PK_NR = @PK_NR@, GE_PK_KC = @PK_KC@, GE_PK_NC = @PK_NC@ };
+
+struct ge_pk_out {
+    float *y;
+    int64_t ldy;
+    const float *bias, *res;    /* per row / laid out like y; NULL: none */
+    int first, last, relu;      /* the first / last block of k */
+};
+
+/* a full tile's store: rows r0 .. r0+3, 8*nv columns from j0, of the sums (4 x 3 vectors,
+   nv of each row used), bias, then residual and relu after the last block of k.  One copy
+   for every tile (each tile's own cost 2.4 s of C compiler for the support object) */
+GE_PK_FN __attribute__((noinline))
+static void ge_pk_store(const ge_v8 sums[4][3], int nv, int64_t r0, int64_t j0,
+                        const struct ge_pk_out *o)
+{
+    for (int r = 0; r < 4; ++r) {
+        float *y = o->y + (r0 + r) * o->ldy + j0;
+        const float *rr = o->res ? o->res + (r0 + r) * o->ldy + j0 : 0;
+        const float b = o->bias ? o->bias[r0 + r] : 0.0f;
+        for (int v = 0; v < nv; ++v) {
+            ge_v8 x = sums[r][v];
+            if (!o->first)
+                x += *(const ge_v8u *)(y + 8 * v);
+            else if (o->bias)
+                x += (ge_v8){b, b, b, b, b, b, b, b};
+            if (o->last && rr)
+                x += *(const ge_v8u *)(rr + 8 * v);
+            if (o->last && o->relu)     /* x > 0 ? x : 0, a NaN too gives 0 (ge_finish_rows) */
+                x = (ge_v8)((ge_v8i)x & (ge_v8i)(x > (ge_v8){0}));
+            *(ge_v8u *)(y + 8 * v) = x;
+        }
+    }
+}
+
+/* rows r0 .. r0+mr-1, columns j0 .. j0+nr-1 of y from a part tile's sums t: the same */
+__attribute__((noinline, optimize("no-tree-loop-vectorize")))
+static void ge_pk_part(float t[4][GE_PK_NR], int64_t r0, int64_t mr, int64_t j0, int64_t nr,
+                       const struct ge_pk_out *o)
+{
+    for (int64_t r = 0; r < mr; ++r) {
+        float *y = o->y + (r0 + r) * o->ldy + j0;
+        const float *rr = o->res ? o->res + (r0 + r) * o->ldy + j0 : 0;
+        const float b = o->bias ? o->bias[r0 + r] : 0.0f;
+        for (int64_t j = 0; j < nr; ++j) {
+            float v = t[r][j];
+            if (!o->first) v += y[j];
+            else if (o->bias) v += b;
+            if (o->last && rr) v += rr[j];
+            if (o->last && o->relu) v = v > 0.0f ? v : 0.0f;
+            y[j] = v;
+        }
+    }
+}
+
+typedef void (*ge_pk_tile_fn)(int64_t, const float *, int64_t, int64_t, const float *,
+                              int64_t, int64_t, const struct ge_pk_out *);
+
+@KERNELS@
+static ge_pk_tile_fn ge_pk_tile_for(int64_t nr)
+{
+    return nr > 8 ? ge_pk_tile24 : nr > 4 ? ge_pk_tile8 : ge_pk_cols4;
+}
+
+/* rows 0 .. kc-1, columns 0 .. nr-1 of b (ldb apart) -> bp[kc][24], zeros past nr */
+GE_PK_FN
+static void ge_pk_pack_b(const float *b, int64_t ldb, int64_t kc, int64_t nr,
+                         float *restrict bp)
+{
+    for (int64_t k = 0; k < kc; ++k) {
+        const float *row = b + k * ldb;
+        float *out = bp + GE_PK_NR * k;
+        int64_t j = 0;
+        if (nr == GE_PK_NR) {
+            memcpy(out, row, GE_PK_NR * sizeof(float));
+            continue;
+        }
+        for (; j < nr; ++j) out[j] = row[j];
+        for (; j < GE_PK_NR; ++j) out[j] = 0.0f;
+    }
+}
+
+/* y[m][n] (ldy) = bias + filter x b[k][n] (ldb), + res, relu.  filter: one group's packed
+   filter (`panels` panels), its rows from panel q0; bb: the job's pack area */
+GE_PK_FN
+static void ge_pk_product(int64_t m, int64_t n, int64_t k, const float *filter,
+                          int64_t panels, int64_t q0, const float *b, int64_t ldb, float *y,
+                          int64_t ldy, const float *bias, const float *res, int relu,
+                          float *bb)
+{
+    const int64_t step = ge_pk_step(k, GE_PK_KC);
+    for (int64_t p0 = 0; p0 < k; p0 += step) {
+        const int64_t kc = k - p0 < step ? k - p0 : step;
+        const struct ge_pk_out o = {y, ldy, bias, res, p0 == 0, p0 + kc >= k, relu};
+        const float *block = filter + 4 * p0 * panels;
+        for (int64_t c0 = 0; c0 < n; c0 += GE_PK_NC) {
+            const int64_t nc = n - c0 < GE_PK_NC ? n - c0 : GE_PK_NC;
+            for (int64_t j0 = 0; j0 < nc; j0 += GE_PK_NR)
+                ge_pk_pack_b(b + p0 * ldb + c0 + j0, ldb, kc,
+                             nc - j0 < GE_PK_NR ? nc - j0 : GE_PK_NR, bb + j0 * kc);
+            /* the last panel of 1-4 columns: 4 filter panels (2 for 3-4 columns) at a time,
+               right after their other panels (their filter rows still in the cache) */
+            const int64_t tail = nc % GE_PK_NR <= 4 ? nc % GE_PK_NR : 0;
+            const int64_t rows = tail == 1 ? 16 : 8, strip = tail ? m / rows * rows : 0;
+            const ge_pk_tile_fn strip_fn = tail == 1 ? ge_pk_strip1
+                                           : ge_pk_strip4;
+            for (int64_t i = 0; i < m; i += 4) {
+                const float *a = block + 4 * (q0 + i / 4) * kc;
+                const int64_t mr = m - i < 4 ? m - i : 4, end = i < strip ? nc - tail : nc;
+                for (int64_t j0 = 0; j0 < end; j0 += GE_PK_NR) {
+                    const int64_t nr = end - j0 < GE_PK_NR ? end - j0 : GE_PK_NR;
+                    ge_pk_tile_for(nr)(kc, a, i, mr, bb + j0 * kc, c0 + j0, nr, &o);
+                }
+                if (i < strip && (i + 4) % rows == 0)
+                    strip_fn(kc, a - 4 * (rows / 4 - 1) * kc, i + 4 - rows, rows,
+                             bb + (nc - tail) * kc, c0 + nc - tail, tail, &o);
+            }
+        }
+    }
+}
+
+#define GE_PK_PRODUCT ge_pk_product
+#else
+#define GE_PREPARED 0
+#define GE_PK_PRODUCT 0
+#endif
+"""
+
+
+# The tiles and column kernels are written out statement by statement (named accumulators, no
+# loops over rows or vectors): compiled without GCC's -O3 unrolling they stay in registers,
+# and the C compiler spends 0.1 s on them instead of 0.5 (the -O3 loops' cost on a cold compile)
+_SIGNATURE = ("(int64_t kc, const float *a, int64_t r0, int64_t mr, const float *bp, "
+              "int64_t j0, int64_t nr, const struct ge_pk_out *o)")
+
+
+def _tile(name: str, nv: int) -> str:
+    """4 channels (filter panel a) x 8*nv columns (b panel bp): 4*nv vector sums."""
+    acc = [[f"c{r}{v}" for v in range(nv)] for r in range(4)]
+    lines = ["GE_PK_KERNEL", f"static void {name}{_SIGNATURE}", "{",
+             "    ge_v8 " + ", ".join(f"{c} = {{0}}" for row in acc for c in row) + ";",
+             "    for (int64_t k = 0; k < kc; ++k, a += 4, bp += GE_PK_NR) {",
+             "        const ge_v8 " + ", ".join(f"b{v} = *(const ge_v8u *)(bp + {8 * v})"
+                                                for v in range(nv)) + ";",
+             "        ge_v8 w;"]
+    for r in range(4):
+        lines.append(f"        w = (ge_v8){{a[{r}], a[{r}], a[{r}], a[{r}], a[{r}], a[{r}], "
+                     f"a[{r}], a[{r}]}};")
+        lines.append("        " + " ".join(f"{c} = __builtin_ia32_vfmaddps256(w, b{v}, {c});"
+                                           for v, c in enumerate(acc[r])))
+    rows = ", ".join("{" + ", ".join(acc[r] + ["{0}"] * (3 - nv)) + "}" for r in range(4))
+    lines += ["    }",
+              f"    const ge_v8 sums[4][3] = {{{rows}}};",
+              f"    if (mr == 4 && nr == {8 * nv}) {{",
+              f"        ge_pk_store(sums, {nv}, r0, j0, o);",
+              "        return;",
+              "    }",
+              "    float t[4][GE_PK_NR];",
+              f"    for (int r = 0; r < 4; ++r) memcpy(t[r], sums[r], {nv} * sizeof(ge_v8));",
+              "    ge_pk_part(t, r0, mr, j0, nr, o);",
+              "}"]
+    return "\n".join(lines)
+
+
+def _columns(name: str, nc: int, np_: int) -> str:
+    """nc last columns for np_ filter panels (4*np_ rows) at once: each panel's 4 rows one
+    4-lane vector, np_*nc independent sums."""
+    acc = [[f"q{q}j{j}" for j in range(nc)] for q in range(np_)]
+    lines = ["GE_PK_KERNEL", f"static void {name}{_SIGNATURE}", "{",
+             "    ge_v4 " + ", ".join(f"{c} = {{0}}" for row in acc for c in row) + ";",
+             "    for (int64_t k = 0; k < kc; ++k) {",
+             "        const ge_v4 " + ", ".join(f"w{q} = *(const ge_v4u *)(a + 4 * ({q} * kc + k))"
+                                                for q in range(np_)) + ";",
+             "        float s;",
+             "        ge_v4 b;"]
+    for j in range(nc):
+        lines.append(f"        s = bp[GE_PK_NR * k + {j}]; b = (ge_v4){{s, s, s, s}};")
+        lines.append("        " + " ".join(f"{acc[q][j]} = __builtin_ia32_vfmaddps(w{q}, b, "
+                                           f"{acc[q][j]});" for q in range(np_)))
+    lines += ["    }", "    float t[4][GE_PK_NR];"]
+    for q in range(np_):
+        lines.append("    for (int r = 0; r < 4; ++r) {")
+        lines += [f"        t[r][{j}] = {acc[q][j]}[r];" for j in range(nc)]
+        lines += ["    }",
+                  f"    ge_pk_part(t, r0 + {4 * q}, mr - {4 * q} < 4 ? mr - {4 * q} : 4, j0, nr, o);"]
+    lines.append("}")
+    return "\n".join(lines)
+
+
+_KERNELS = "\n\n".join(
+    [_tile("ge_pk_tile24", 3), _tile("ge_pk_tile8", 1), _columns("ge_pk_cols4", 4, 1),
+     _columns("ge_pk_strip1", 1, 4), _columns("ge_pk_strip4", 4, 2)])
+
+_VALUES = {"CONDITION": CONDITION, "STEP": STEP_C, "KERNELS": _KERNELS, "PK_KC": K_BLOCK, "PK_NC": COLUMNS,
+           "PK_NR": PANEL}
+
+
+def _filled(text: str) -> str:
+    for name, value in _VALUES.items():
+        text = text.replace(f"@{name}@", str(value))
+    return text
+
+
+SOURCE = _filled(_TEXT)
