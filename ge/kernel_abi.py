@@ -53,6 +53,8 @@ int {PREPARE_SYMBOL}(void *const *inputs, void *state);
 int {PREPARED_SYMBOL}(void *const *inputs, void *const *outputs, void *workspace,
                       const void *state);
 """
+LOAD_ERROR = "EP0112"
+_WORK_BASE = "ge_kernels"     # work directories: .ge_kernels.tmp-<host>-<pid>-<rand>
 
 
 @dataclass(frozen=True)
@@ -62,8 +64,6 @@ class Preparation:
     constant_inputs: int        # bit k set: input k must be a constant for prepare to run
     prepare: object             # cffi functions
     prepared: object
-LOAD_ERROR = "EP0112"
-_WORK_BASE = "ge_kernels"     # work directories: .ge_kernels.tmp-<host>-<pid>-<rand>
 
 
 def _refuse(kernel: str, opname: str, reason: str) -> GeError:

@@ -126,38 +126,28 @@ class Model:
         def failed(rc: int, entry: str) -> GeError:
             return GeError(EXEC_FAILED, {"opname": name, "optype": optype,
                                          "reason": f"kernel {kernel} {entry} status {rc}"})
-        state = self._prepare(step, ins, keep, failed)
-        if state is not None:
-            prepared = self._kernels.preparation(step.kernel_name).prepared
+        entry, args = fn, (ins, outs, ws)
+        prep = self._kernels.preparation(step.kernel_name)
+        if prep is not None and _constants(step.inputs, prep.constant_inputs):
+            state = self._prepare(prep, ins, keep, failed)
+            entry, args = prep.prepared, (ins, outs, ws, state)
+            self.prepared.append(step.name)
 
-            def call(_step):
-                rc = prepared(ins, outs, ws, state)
-                if rc != 0:
-                    raise failed(rc, "returned")
-        else:
-            def call(_step):
-                rc = fn(ins, outs, ws)
-                if rc != 0:
-                    raise failed(rc, "returned")
+        def call(_step):
+            rc = entry(*args)
+            if rc != 0:
+                raise failed(rc, "returned")
         step.call = call
 
-    def _prepare(self, step: Step, ins, keep: list, failed):
+    def _prepare(self, prep, ins, keep: list, failed):
         """The state of a kernel with prepared constants (docs/kernel-abi.md), filled once
-        here from its constant inputs, or None: no such entries, or an input it packs is not
-        a constant of the model (a weight: read-only memory)."""
-        prep = self._kernels.preparation(step.kernel_name)
-        if prep is None:
-            return None
-        for k, view in enumerate(step.inputs):
-            if prep.constant_inputs >> k & 1 and (view is None or view.flags.writeable):
-                return None
+        here from its constant inputs."""
         buf = aligned_zeros(prep.state_bytes)   # 64-byte aligned, like the arena
         keep.append(buf)
         state = self._kernels.ffi.cast("void *", _addr(buf))
         rc = prep.prepare(ins, state)
         if rc != 0:
             raise failed(rc, "preparation returned")
-        self.prepared.append(step.name)
         return state
 
     # -- running ---------------------------------------------------------------------------
@@ -322,6 +312,13 @@ def _check_package(step: Step) -> None:
         if package not in loaded_packages():
             raise GeError("EP0905", {"optype": step.type, "package": package,
                                      "version": version})
+
+
+def _constants(views: list, mask: int) -> bool:
+    """Every input of bit mask `mask` is a constant of the model: a weight, whose memory is
+    read-only (the arena's is writable)."""
+    return all(view is not None and not view.flags.writeable
+               for k, view in enumerate(views) if mask >> k & 1)
 
 
 def _addr(view: np.ndarray) -> int:

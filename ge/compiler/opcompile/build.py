@@ -164,17 +164,35 @@ def _in_work_dir(what: str, step):
 
 class _PerProcess:
     """Values made once per process, key by key: the build threads that ask for one while it
-    is being made wait for it (one lock: what is made here is made once, early)."""
+    is being made wait for it (one lock: what is made here is made once, early).  `start`
+    begins making one in a thread of its own, for a get() that comes later."""
 
     def __init__(self):
         self._lock = threading.Lock()
         self._values: dict = {}
+        self._started: set = set()
+        self._started_lock = threading.Lock()   # not _lock: that one is held while making
 
     def get(self, key, make):
         with self._lock:
             if key not in self._values:
                 self._values[key] = make()
             return self._values[key]
+
+    def start(self, key, make) -> None:
+        """get(key, make) in a background thread, once per key; an error there is raised
+        again by the get() that needs the value (it makes it anew)."""
+        with self._started_lock:
+            if key in self._started:
+                return
+            self._started.add(key)
+
+        def run():
+            try:
+                self.get(key, make)
+            except Exception:       # noqa: BLE001 - raised where the value is needed
+                pass
+        threading.Thread(target=run, name="ge-per-process", daemon=True).start()
 
     def clear(self) -> None:
         with self._lock:
@@ -188,36 +206,18 @@ _support_objects = _PerProcess()    # debug flags -> support.o bytes
 _templates = _PerProcess()          # (template text, needs_blas) -> _Template
 
 
-def support_object(debug_flags: tuple = ()) -> bytes:
-    """support.o (support.py), compiled (not linked) with the kernels' flags: once per process
-    and flag set."""
+def _make_support_object(debug_flags: tuple):
+    """The maker of support.o (support.py): compiled (not linked) with the kernels' flags."""
     def step(work):
         _compile(work, support.SOURCE, "support", debug_flags, "support")
         with open(os.path.join(work, "support.o"), "rb") as f:
             return f.read()
-    return _support_objects.get(debug_flags, lambda: _in_work_dir("support", step))
+    return lambda: _in_work_dir("support", step)
 
 
-_support_started: set = set()     # debug flag sets whose support object is being made
-_support_lock = threading.Lock()
-
-
-def _start_support_object(debug_flags: tuple) -> None:
-    """Begin the support object's compile in a thread of its own (once per flag set), so it
-    runs beside the first kernel's or template's own compile instead of after it (the
-    convolution template, with its prepared product, is the longest of a cold compile).  An
-    error there is raised again by the support_object() call that needs the object."""
-    with _support_lock:
-        if debug_flags in _support_started:
-            return
-        _support_started.add(debug_flags)
-
-    def make():
-        try:
-            support_object(debug_flags)
-        except Exception:       # noqa: BLE001 - support_object() raises it where it is needed
-            pass
-    threading.Thread(target=make, name="ge-support-object", daemon=True).start()
+def support_object(debug_flags: tuple = ()) -> bytes:
+    """support.o: once per process and flag set."""
+    return _support_objects.get(debug_flags, _make_support_object(debug_flags))
 
 
 def build_id(source: str, needs_blas: bool, debug_flags: tuple = ()) -> str:
@@ -233,8 +233,8 @@ def build(source: str, needs_blas: bool, debug_flags: tuple = (), what: str = ""
     """Compile one translation unit into a shared object, linked with the support object
     when it calls into it (support.py), and return its bytes; with a `template` (and no debug
     flags), the template compiled once per process with this kernel's data written in."""
-    if support.uses_support(source):
-        _start_support_object(debug_flags)
+    if support.uses_support(source):    # beside this kernel's or template's own compile
+        _support_objects.start(debug_flags, _make_support_object(debug_flags))
     if template is not None and not debug_flags:
         patched = _from_template(source, needs_blas, template, what)
         if patched is not None:

@@ -16,10 +16,10 @@ from ge.kernel_abi import (ABI_VERSION, KERNEL_SYMBOL, SIGNATURE_SYMBOL, VERSION
                            WORKSPACE_SYMBOL)
 
 __all__ = ["Unsupported", "KernelSource", "DataTemplate", "SIGNATURE_CAPACITY", "abi_patches",
-           "C_TYPE", "ELEM_SIZE", "ABI_VERSION", "KERNEL_SYMBOL", "flit", "numel", "strides_of", "broadcast_strides", "coalesce", "loop_nest",
-           "banner", "abi_symbols", "kernel_head", "kernel_file", "prelude", "require_dtypes",
-           "hw_pair", "HIGH_PRECISION",
-           "high_precision"]
+           "fill", "C_TYPE", "ELEM_SIZE", "ABI_VERSION", "KERNEL_SYMBOL", "flit", "numel",
+           "strides_of", "broadcast_strides", "coalesce", "loop_nest", "banner", "abi_symbols",
+           "kernel_head", "kernel_file", "prelude", "require_dtypes", "hw_pair",
+           "HIGH_PRECISION", "high_precision"]
 
 HIGH_PRECISION = 0x4     # CANN's _op_impl_mode_enum bit for high_precision (docs/precision.md)
 
@@ -29,6 +29,14 @@ class Unsupported(Exception):
 
 
 WORKSPACE_TYPE = "unsigned long long"   # of WORKSPACE_SYMBOL: 8 bytes, the target's order
+
+
+def fill(text: str, values: dict) -> str:
+    """Fixed C text with its @NAME@ placeholders replaced by str(values[NAME]) (C's braces rule
+    out str.format)."""
+    for name, value in values.items():
+        text = text.replace(f"@{name}@", str(value))
+    return text
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,10 @@ passes `ge_pk_product` to the support object's `ge_support_conv` when its filter
 """
 from __future__ import annotations
 
-__all__ = ["K_BLOCK", "PANEL", "COLUMNS", "CHANNELS", "CONDITION", "STEP_C", "SOURCE"]
+from .cgen import fill
+
+__all__ = ["K_BLOCK", "PANEL", "COLUMNS", "CHANNELS", "CONDITION", "STEP_C", "SOURCE",
+           "pack_floats"]
 
 K_BLOCK = 512           # the product's blocks of k (at most)
 PANEL = 24              # a packed panel's columns: its widest tile's 3 x 8
@@ -23,6 +26,13 @@ static int64_t ge_pk_step(int64_t k, int64_t most)
     const int64_t blocks = (k + most - 1) / most;
     return (k + blocks - 1) / blocks;
 }"""
+
+
+def pack_floats(k: int, columns: int) -> int:
+    """A job's area for the packed columns of a product over `k` (gen_conv's workspace): a
+    block of k (STEP_C's size) by a block of at most `columns` columns, in whole panels."""
+    blocks = -(-k // K_BLOCK)
+    return -(-k // blocks) * min(COLUMNS, -(-columns // PANEL) * PANEL)
 
 _TEXT = r"""
 /* The product of a prepared convolution (docs/kernel-abi.md, "Prepared constants"), on x86-64
@@ -61,7 +71,7 @@ struct ge_pk_out {
 
 /* a full tile's store: rows r0 .. r0+3, 8*nv columns from j0, of the sums (4 x 3 vectors,
    nv of each row used), bias, then residual and relu after the last block of k.  One copy
-   for every tile (each tile's own cost 2.4 s of C compiler for the support object) */
+   for every tile (a copy in each tile cost seconds of C compiler) */
 GE_PK_FN __attribute__((noinline))
 static void ge_pk_store(const ge_v8 sums[4][3], int nv, int64_t r0, int64_t j0,
                         const struct ge_pk_out *o)
@@ -85,8 +95,9 @@ static void ge_pk_store(const ge_v8 sums[4][3], int nv, int64_t r0, int64_t j0,
     }
 }
 
-/* rows r0 .. r0+mr-1, columns j0 .. j0+nr-1 of y from a part tile's sums t: the same */
-__attribute__((noinline, optimize("no-tree-loop-vectorize")))
+/* rows r0 .. r0+mr-1, columns j0 .. j0+nr-1 of y from a part tile's sums t: the same, one
+   value at a time */
+GE_PK_FN __attribute__((noinline))
 static void ge_pk_part(float t[4][GE_PK_NR], int64_t r0, int64_t mr, int64_t j0, int64_t nr,
                        const struct ge_pk_out *o)
 {
@@ -150,12 +161,11 @@ static void ge_pk_product(int64_t m, int64_t n, int64_t k, const float *filter,
             for (int64_t j0 = 0; j0 < nc; j0 += GE_PK_NR)
                 ge_pk_pack_b(b + p0 * ldb + c0 + j0, ldb, kc,
                              nc - j0 < GE_PK_NR ? nc - j0 : GE_PK_NR, bb + j0 * kc);
-            /* the last panel of 1-4 columns: 4 filter panels (2 for 3-4 columns) at a time,
+            /* the last panel of 1-4 columns: 4 filter panels (2 for 2-4 columns) at a time,
                right after their other panels (their filter rows still in the cache) */
             const int64_t tail = nc % GE_PK_NR <= 4 ? nc % GE_PK_NR : 0;
             const int64_t rows = tail == 1 ? 16 : 8, strip = tail ? m / rows * rows : 0;
-            const ge_pk_tile_fn strip_fn = tail == 1 ? ge_pk_strip1
-                                           : ge_pk_strip4;
+            const ge_pk_tile_fn strip_fn = tail == 1 ? ge_pk_strip1 : ge_pk_strip4;
             for (int64_t i = 0; i < m; i += 4) {
                 const float *a = block + 4 * (q0 + i / 4) * kc;
                 const int64_t mr = m - i < 4 ? m - i : 4, end = i < strip ? nc - tail : nc;
@@ -233,8 +243,8 @@ def _columns(name: str, nc: int, np_: int) -> str:
     for q in range(np_):
         lines.append("    for (int r = 0; r < 4; ++r) {")
         lines += [f"        t[r][{j}] = {acc[q][j]}[r];" for j in range(nc)]
-        lines += ["    }",
-                  f"    ge_pk_part(t, r0 + {4 * q}, mr - {4 * q} < 4 ? mr - {4 * q} : 4, j0, nr, o);"]
+        rows = f"mr - {4 * q} < 4 ? mr - {4 * q} : 4"
+        lines += ["    }", f"    ge_pk_part(t, r0 + {4 * q}, {rows}, j0, nr, o);"]
     lines.append("}")
     return "\n".join(lines)
 
@@ -243,14 +253,6 @@ _KERNELS = "\n\n".join(
     [_tile("ge_pk_tile24", 3), _tile("ge_pk_tile8", 1), _columns("ge_pk_cols4", 4, 1),
      _columns("ge_pk_strip1", 1, 4), _columns("ge_pk_strip4", 4, 2)])
 
-_VALUES = {"CONDITION": CONDITION, "STEP": STEP_C, "KERNELS": _KERNELS, "PK_KC": K_BLOCK, "PK_NC": COLUMNS,
-           "PK_NR": PANEL}
-
-
-def _filled(text: str) -> str:
-    for name, value in _VALUES.items():
-        text = text.replace(f"@{name}@", str(value))
-    return text
-
-
-SOURCE = _filled(_TEXT)
+_VALUES = {"CONDITION": CONDITION, "STEP": STEP_C, "KERNELS": _KERNELS, "PK_KC": K_BLOCK,
+           "PK_NC": COLUMNS, "PK_NR": PANEL}
+SOURCE = fill(_TEXT, _VALUES)

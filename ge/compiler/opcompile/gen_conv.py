@@ -24,13 +24,13 @@ import struct
 from ge.kernel_abi import (CONSTANT_INPUTS_SYMBOL, PREPARE_SYMBOL, PREPARED_SYMBOL,
                            STATE_SYMBOL)
 from ge.ops.defs._common import FUSED_ACTIVATION
-from ge.ops.defs.conv import RESIDUAL_SLOT
+from ge.ops.defs.conv import FILTER_SLOT, RESIDUAL_SLOT
 
+from . import conv_product
 from .cgen import (SIGNATURE_CAPACITY, DataTemplate, KernelSource, Unsupported, abi_patches,
                    hw_pair, io_decls, kernel_file, require_dtypes)
 from .fastmath import helpers_for
 from .gen_elementwise import ELEMENTWISE, expression
-from . import conv_product
 from .support import CONV_DECLS, CONV_MODES, CONV_PLAN, CONV_SHARE
 
 __all__ = ["render_conv2d", "epilogue", "epilogue_helpers", "FUSED_ACTIVATIONS", "BLOCK_BYTES",
@@ -173,15 +173,7 @@ def _split(g: dict, direct: bool) -> dict:
         mode, shares = "columns", max(1, units * unit // THREAD_COLUMNS)
     return dict(unit=unit, units=units, per=per, mode=mode, shares=shares,
                 col_floats=0 if direct else -(-ck * per * g["ow"] // 16) * 16,   # 64 bytes
-                pack_floats=_pack_floats(ck, per * unit))
-
-
-def _pack_floats(ck: int, columns: int) -> int:
-    """A job's area for the prepared product's packed columns (conv_product.py): a block of
-    k by a block of at most `columns` columns, in whole panels."""
-    blocks = -(-ck // conv_product.K_BLOCK)
-    panels = -(-columns // conv_product.PANEL)
-    return -(-ck // blocks) * min(conv_product.COLUMNS, panels * conv_product.PANEL)
+                pack_floats=conv_product.pack_floats(ck, per * unit))
 
 
 def _plan(sig, g: dict, direct: bool, split: dict) -> list:
@@ -258,7 +250,8 @@ def _prepared_entries(epilogue_fn: str) -> list:
     return [
         f"unsigned long long {STATE_SYMBOL}(void)",
         f"{{ return GE_PREPARED ? ge_support_conv_state_bytes({PLAN_SYMBOL}) : 0; }}",
-        f"const unsigned long long {CONSTANT_INPUTS_SYMBOL} = 2ull;    /* the filter */",
+        f"const unsigned long long {CONSTANT_INPUTS_SYMBOL} = {1 << FILTER_SLOT}ull;   "
+        "/* the filter */",
         f"int {PREPARE_SYMBOL}(void *const *inputs, void *state)",
         f"{{ ge_support_conv_prepare({PLAN_SYMBOL}, inputs, state); return 0; }}",
         f"int {PREPARED_SYMBOL}(void *const *inputs, void *const *outputs, void *workspace,",

@@ -25,10 +25,10 @@ from __future__ import annotations
 import hashlib
 
 from ge import blas
-from ge.ops.defs.conv import RESIDUAL_SLOT
+from ge.ops.defs.conv import FILTER_SLOT, RESIDUAL_SLOT
 
 from . import conv_product
-from .cgen import prelude
+from .cgen import fill, prelude
 
 __all__ = ["SOURCE", "SOURCE_SHA256", "MARKER", "CONV_DECLS", "CONV_PLAN", "CONV_MODES",
            "CONV_SHARE", "RUNNER_DECLS", "uses_support"]
@@ -326,7 +326,7 @@ static void ge_conv_job(void *const *inputs, void *const *outputs, int64_t job)
 {
     const int64_t *p = (const int64_t *)outputs[3];
     const ge_conv_epilogue epilogue = (ge_conv_epilogue)(size_t)outputs[4];
-    const float *x = (const float *)inputs[0], *w = (const float *)inputs[1];
+    const float *x = (const float *)inputs[0], *w = (const float *)inputs[@FILTER@];
     const float *bias = p[GE_CV_BIAS] ? (const float *)inputs[2] : 0;
     const float *res = p[GE_CV_RESIDUAL] ? (const float *)inputs[@RESIDUAL@] : 0;
     float *y = (float *)outputs[0];
@@ -363,10 +363,9 @@ static void ge_conv_job(void *const *inputs, void *const *outputs, int64_t job)
             if (packed) {
                 const int64_t panels = (cog + 3) / 4;
                 product(on, cn, ck, packed + g * panels * 4 * ck, panels, o0 / 4,
-                              p[GE_CV_DIRECT] ? xg + r0 + c0 : col + c0,
-                              p[GE_CV_DIRECT] ? ohw : pn, yb, ohw,
-                              bias ? bias + g * cog + o0 : 0, epilogue ? 0 : rb,
-                              !epilogue && p[GE_CV_RELU], col + p[GE_CV_COL_FLOATS]);
+                        p[GE_CV_DIRECT] ? xg + r0 + c0 : col + c0, p[GE_CV_DIRECT] ? ohw : pn,
+                        yb, ohw, bias ? bias + g * cog + o0 : 0, epilogue ? 0 : rb,
+                        !epilogue && p[GE_CV_RELU], col + p[GE_CV_COL_FLOATS]);
                 if (epilogue)
                     epilogue(yb, rb, on, cn, ohw);
                 continue;
@@ -434,13 +433,13 @@ uint64_t ge_support_conv_state_bytes(const int64_t *p)
     return 0;
 }
 
-/* inputs[1], the filter [groups * cog][ck], -> the packed filter at state.  Once per op, at
+/* the filter [groups * cog][ck] -> the packed filter at state.  Once per op, at
    load: not worth the vectoriser's 0.2 s of C compiler in every cold compile */
 __attribute__((visibility("hidden"), optimize("no-tree-loop-vectorize")))
 void ge_support_conv_prepare(const int64_t *p, void *const *inputs, void *state)
 {
 #if GE_PREPARED
-    const float *w = (const float *)inputs[1];
+    const float *w = (const float *)inputs[@FILTER@];
     const int64_t cog = p[GE_CV_COG], ck = p[GE_CV_CK], panels = (cog + 3) / 4;
     const int64_t step = ge_pk_step(ck, @PK_KC@);
     for (int64_t g = 0; g < p[GE_CV_GROUPS]; ++g)
@@ -466,24 +465,20 @@ def _conv_enums() -> list:
     return [f"enum {{{fields}}};", f"enum {{{modes}}};"]
 
 
-# the @NAME@ placeholders of the C text above (C's braces rule out str.format)
+# the @NAME@ placeholders of the C text above (cgen.fill)
 _VALUES = {"GET": _GET, "SET": _SET, "WORKERS": 63, "NAME": "ge-jobs",
-           "PK_KC": conv_product.K_BLOCK, "CONDITION": conv_product.CONDITION,
-           "STEP": conv_product.STEP_C,
-           "SGEMM": blas.symbol("cblas_sgemm"), "RESIDUAL": RESIDUAL_SLOT,
-           "CHANNELS": CONV_SHARE["channels"], "COLUMNS": CONV_SHARE["columns"]}
+           "SGEMM": blas.symbol("cblas_sgemm"), "RESIDUAL": RESIDUAL_SLOT, "FILTER": FILTER_SLOT,
+           "CHANNELS": CONV_SHARE["channels"], "COLUMNS": CONV_SHARE["columns"],
+           "CONDITION": conv_product.CONDITION, "STEP": conv_product.STEP_C,
+           "PK_KC": conv_product.K_BLOCK}
 
-
-def _filled(text: str) -> str:
-    for name, value in _VALUES.items():
-        text = text.replace(f"@{name}@", str(value))
-    return text
 
 
 SOURCE = "\n".join(
     ["/* ge kernel support object (ge/compiler/opcompile/support.py). Generated; do not edit. */"]
     + prelude(blas=True)    # with the BLAS's sgemm and thread-count declarations
-    + [_filled(_POOL_C), _CONV_C, CONV_DECLS] + _conv_enums() + [_filled(_DRIVER_C)])
+    + [fill(_POOL_C, _VALUES), _CONV_C, CONV_DECLS] + _conv_enums()
+    + [fill(_DRIVER_C, _VALUES)])
 SOURCE_SHA256 = hashlib.sha256(SOURCE.encode("utf-8")).hexdigest()
 
 

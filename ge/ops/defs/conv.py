@@ -312,6 +312,7 @@ _TAIL = (Port("bias", "optional"), Port("offset_w", "optional"))
 RESIDUAL = Port("residual", "optional")
 _CONV2D_INPUTS = (Port("x"), Port("filter")) + _TAIL + (RESIDUAL,)
 RESIDUAL_SLOT = _CONV2D_INPUTS.index(RESIDUAL)
+FILTER_SLOT = [port.name for port in _CONV2D_INPUTS].index("filter")
 
 register(OpDef("Conv2D", kernel_gen="conv2d",
                inputs=_CONV2D_INPUTS, outputs=(Port("y"),),
