@@ -15,14 +15,23 @@ from _build import compile_to_om, onnxruntime_outputs
 import ge.runtime
 
 PRECISION = {"ge.exec.precision_mode": "must_keep_origin_dtype"}
-# (input shape, filter shape, pads, strides, group): the product's edge cases — a last panel
-# of 1, 2 and 4 pixels (7x7, 10x5, 14x14 images), channel counts that are no multiple of the
-# 4-channel panels, k in two blocks (72 x 3 x 3 = 648 > 512), two groups, stride 2
-BRANCHES = [((1, 16, 7, 7), (36, 16, 3, 3), 1, 1, 1),
-            ((1, 8, 10, 5), (30, 8, 1, 1), 0, 1, 1),
-            ((1, 8, 14, 14), (20, 4, 3, 3), 1, 1, 2),
-            ((1, 72, 7, 7), (24, 72, 3, 3), 1, 1, 1),
-            ((1, 8, 9, 9), (17, 8, 3, 3), 1, 2, 1)]
+# (input shape, filter shape, pads (one for all sides, or ONNX's [top, left, bottom, right]),
+# stride, group, dilation): the product's edge cases — a last panel of 1, 2 and 4 pixels (7x7,
+# 10x5, 14x14 images), channel counts that are no multiple of the 4-channel panels, k in two
+# blocks (72 x 3 x 3 = 648 > 512), two groups, stride 2 (im2col); stride 1 packs from the
+# padded input: uneven pads with dilation and two images, no padding (10-pixel rows: 3 runs
+# per panel of 24), a 1x1 filter with padding, three blocks of rows (the later blocks' first
+# rows inside the image), more taps than the padded packing takes (9x9: im2col)
+BRANCHES = [((1, 16, 7, 7), (36, 16, 3, 3), 1, 1, 1, 1),
+            ((1, 8, 10, 5), (30, 8, 1, 1), 0, 1, 1, 1),
+            ((1, 8, 14, 14), (20, 4, 3, 3), 1, 1, 2, 1),
+            ((1, 72, 7, 7), (24, 72, 3, 3), 1, 1, 1, 1),
+            ((1, 8, 9, 9), (17, 8, 3, 3), 1, 2, 1, 1),
+            ((2, 6, 6, 30), (10, 6, 3, 5), [2, 1, 0, 3], 1, 1, 2),
+            ((1, 4, 12, 12), (8, 4, 3, 3), 0, 1, 1, 1),
+            ((1, 5, 4, 4), (7, 5, 1, 1), 1, 1, 1, 1),
+            ((1, 16, 64, 64), (8, 16, 3, 3), 1, 1, 1, 1),
+            ((1, 2, 12, 12), (4, 2, 9, 9), 4, 1, 1, 1)]
 
 
 def _avx2_fma() -> bool:
@@ -39,7 +48,8 @@ def _model(filter_inputs: bool):
     weight or, with filter_inputs, a graph input."""
     rng = np.random.default_rng(11)
     nodes, inputs, outputs, inits = [], [], [], []
-    for i, (xs, ws, pad, stride, group) in enumerate(BRANCHES):
+    for i, (xs, ws, pad, stride, group, dilation) in enumerate(BRANCHES):
+        pads = pad if isinstance(pad, list) else [pad] * 4
         w = (rng.standard_normal(ws) / np.sqrt(np.prod(ws[1:]))).astype(np.float32)
         b = rng.standard_normal(ws[0]).astype(np.float32)
         inputs.append(helper.make_tensor_value_info(f"x{i}", TensorProto.FLOAT, list(xs)))
@@ -49,7 +59,8 @@ def _model(filter_inputs: bool):
             inits.append(numpy_helper.from_array(w, f"w{i}"))
         inits.append(numpy_helper.from_array(b, f"b{i}"))
         nodes.append(helper.make_node("Conv", [f"x{i}", f"w{i}", f"b{i}"], [f"c{i}"],
-                                      pads=[pad] * 4, strides=[stride] * 2, group=group))
+                                      pads=pads, strides=[stride] * 2, group=group,
+                                      dilations=[dilation] * 2))
         last = f"c{i}"
         if i == 0:      # a residual: Conv + Add + Relu fuse into one kernel
             nodes.append(helper.make_node("Conv", [last, "wr", "br"], ["cr"], pads=[1] * 4))
@@ -59,10 +70,10 @@ def _model(filter_inputs: bool):
                       numpy_helper.from_array(rng.standard_normal(36).astype(np.float32), "br")]
             last = "sum"
         nodes.append(helper.make_node("Relu", [last], [f"y{i}"]))
-        oh = (xs[2] + 2 * pad - ws[2]) // stride + 1
-        ow = (xs[3] + 2 * pad - ws[3]) // stride + 1
+        oh = (xs[2] + pads[0] + pads[2] - dilation * (ws[2] - 1) - 1) // stride + 1
+        ow = (xs[3] + pads[1] + pads[3] - dilation * (ws[3] - 1) - 1) // stride + 1
         outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT,
-                                                     [1, ws[0], oh, ow]))
+                                                     [xs[0], ws[0], oh, ow]))
     graph = helper.make_graph(nodes, "prepared", inputs, outputs, inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 

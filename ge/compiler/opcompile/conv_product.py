@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from .cgen import fill
 
-__all__ = ["K_BLOCK", "PANEL", "COLUMNS", "CHANNELS", "CONDITION", "STEP_C", "SOURCE",
-           "pack_floats"]
+__all__ = ["K_BLOCK", "PANEL", "COLUMNS", "CHANNELS", "SLACK", "MOST_TAPS", "CONDITION",
+           "STEP_C", "SOURCE", "pack_floats"]
 
 K_BLOCK = 512           # the product's blocks of k (at most)
 PANEL = 24              # a packed panel's columns: its widest tile's 3 x 8
 COLUMNS = 192           # columns packed per block: a multiple of PANEL
 CHANNELS = 4            # output channels per panel of the packed filter
+SLACK = 16              # floats after a pack area and a padded image: runs copied 8 at a time
+MOST_TAPS = 64          # packed from a padded image up to this many taps (kh * kw), else im2col
 # where the product exists (GCC's target attributes and x86 builtins); its CPU check at run time
 CONDITION = "defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)"
 
@@ -32,7 +34,7 @@ def pack_floats(k: int, columns: int) -> int:
     """A job's area for the packed columns of a product over `k` (gen_conv's workspace): a
     block of k (STEP_C's size) by a block of at most `columns` columns, in whole panels."""
     blocks = -(-k // K_BLOCK)
-    return -(-k // blocks) * min(COLUMNS, -(-columns // PANEL) * PANEL)
+    return -(-k // blocks) * min(COLUMNS, -(-columns // PANEL) * PANEL) + SLACK
 
 _TEXT = r"""
 /* The product of a prepared convolution (docs/kernel-abi.md, "Prepared constants"), on x86-64
@@ -40,8 +42,8 @@ _TEXT = r"""
    of y is stored.  Filter (packed once by ge_support_conv_prepare): per group, per block of
    k (at most GE_PK_KC, their count fixed by k), panels of 4 output channels, each k's 4
    values together, zero rows past the last channel.  Tiles of 4 channels x 24 pixels in 12
-   registers; b packed 24 columns at a time in blocks of GE_PK_NC (the job's pack area of the
-   workspace); a last panel of 1-4 columns is computed for several channel panels at once
+   registers; b (a matrix, or a padded image: ge_pk_pack) packed 24 columns at a time in
+   blocks of GE_PK_NC (the job's pack area of the workspace); a last panel of 1-4 columns is computed for several channel panels at once
    (independent sums).  Every value is its products summed in k order with FMA, block by
    block, so its bits do not depend on how rows and columns are split between threads or
    calls.  Elsewhere GE_PK_PRODUCT is 0 and the convolution keeps the sgemm. */
@@ -134,8 +136,9 @@ static void ge_pk_pack_b(const float *b, int64_t ldb, int64_t kc, int64_t nr,
         const float *row = b + k * ldb;
         float *out = bp + GE_PK_NR * k;
         int64_t j = 0;
-        if (nr == GE_PK_NR) {
-            memcpy(out, row, GE_PK_NR * sizeof(float));
+        if (nr == GE_PK_NR) {       /* 3 vectors (a memcpy call cost 2 % of ResNet-50) */
+            for (int v = 0; v < 3; ++v)
+                *(ge_v8u *)(out + 8 * v) = *(const ge_v8u *)(row + 8 * v);
             continue;
         }
         for (; j < nr; ++j) out[j] = row[j];
@@ -143,11 +146,47 @@ static void ge_pk_pack_b(const float *b, int64_t ldb, int64_t kc, int64_t nr,
     }
 }
 
-/* y[m][n] (ldy) = bias + filter x b[k][n] (ldb), + res, relu.  filter: one group's packed
+/* rows p0 .. p0+kc-1, columns col .. col+nr-1 of the product's b -> bp[kc][24], zeros past
+   nr.  From a padded image block (a stride-1 convolution: no im2col): a column is an output
+   pixel, a row one input channel's tap, its value at pixel offset + tap offset of that channel's
+   padded plane; the panel's pixels are runs along output rows (1-2 runs for rows of 24 or more
+   pixels), each copied 8 floats at a time, past its end into what the next run or row writes
+   (conv_product.SLACK floats after the pack area and after the image) */
+GE_PK_FN
+static void ge_pk_pack(const struct ge_conv_b *s, int64_t p0, int64_t kc, int64_t col,
+                       int64_t nr, float *restrict bp)
+{
+    if (s->b) {
+        ge_pk_pack_b(s->b + p0 * s->ldb + col, s->ldb, kc, nr, bp);
+        return;
+    }
+    int64_t at[GE_PK_NR], len[GE_PK_NR], from[GE_PK_NR], runs = 0;
+    for (int64_t j = 0; j < nr; j += len[runs++]) {
+        const int64_t q = s->q0 + col + j, oi = q / s->ow, oj = q % s->ow;
+        at[runs] = j;
+        len[runs] = s->ow - oj < nr - j ? s->ow - oj : nr - j;
+        from[runs] = oi * s->wp + oj;
+    }
+    int64_t ci = p0 / s->taps, t = p0 % s->taps;
+    for (int64_t k = 0; k < kc; ++k) {
+        const float *plane = s->xp + ci * s->hwp + s->tap[t];
+        float *out = bp + GE_PK_NR * k;
+        for (int64_t r = 0; r < runs; ++r)
+            for (int64_t e = 0; e < len[r]; e += 8)
+                *(ge_v8u *)(out + at[r] + e) = *(const ge_v8u *)(plane + from[r] + e);
+        for (int64_t j = nr; j < GE_PK_NR; ++j) out[j] = 0.0f;
+        if (++t == s->taps) {
+            t = 0;
+            ++ci;
+        }
+    }
+}
+
+/* y[m][n] (ldy) = bias + filter x b[k][n] (src), + res, relu.  filter: one group's packed
    filter (`panels` panels), its rows from panel q0; bb: the job's pack area */
 GE_PK_FN
 static void ge_pk_product(int64_t m, int64_t n, int64_t k, const float *filter,
-                          int64_t panels, int64_t q0, const float *b, int64_t ldb, float *y,
+                          int64_t panels, int64_t q0, const struct ge_conv_b *src, float *y,
                           int64_t ldy, const float *bias, const float *res, int relu,
                           float *bb)
 {
@@ -159,8 +198,8 @@ static void ge_pk_product(int64_t m, int64_t n, int64_t k, const float *filter,
         for (int64_t c0 = 0; c0 < n; c0 += GE_PK_NC) {
             const int64_t nc = n - c0 < GE_PK_NC ? n - c0 : GE_PK_NC;
             for (int64_t j0 = 0; j0 < nc; j0 += GE_PK_NR)
-                ge_pk_pack_b(b + p0 * ldb + c0 + j0, ldb, kc,
-                             nc - j0 < GE_PK_NR ? nc - j0 : GE_PK_NR, bb + j0 * kc);
+                ge_pk_pack(src, p0, kc, c0 + j0, nc - j0 < GE_PK_NR ? nc - j0 : GE_PK_NR,
+                           bb + j0 * kc);
             /* the last panel of 1-4 columns: 4 filter panels (2 for 2-4 columns) at a time,
                right after their other panels (their filter rows still in the cache) */
             const int64_t tail = nc % GE_PK_NR <= 4 ? nc % GE_PK_NR : 0;

@@ -36,7 +36,7 @@ from .support import CONV_DECLS, CONV_MODES, CONV_PLAN, CONV_SHARE
 __all__ = ["render_conv2d", "epilogue", "epilogue_helpers", "FUSED_ACTIVATIONS", "BLOCK_BYTES",
            "VERSION"]
 
-VERSION = 8
+VERSION = 9
 PLAN_SYMBOL = "ge_plan"
 F = ("DT_FLOAT",)
 BLOCK_BYTES = 1 << 20           # im2col block bytes (measured on ResNet-50: docs/kernel-abi.md)
@@ -171,8 +171,16 @@ def _split(g: dict, direct: bool) -> dict:
         mode, shares = "channels", cog // THREAD_CHANNELS   # the last group takes the rest
     else:
         mode, shares = "columns", max(1, units * unit // THREAD_COLUMNS)
-    return dict(unit=unit, units=units, per=per, mode=mode, shares=shares,
-                col_floats=0 if direct else -(-ck * per * g["ow"] // 16) * 16,   # 64 bytes
+    # a stride-1 convolution's prepared product packs from the padded input block instead
+    # of im2col's (ge_pad): the same column area holds either
+    padded = (not direct and g["sh"] == g["sw"] == 1
+              and g["kh"] * g["kw"] <= conv_product.MOST_TAPS)
+    col = 0 if direct else ck * per * g["ow"]
+    if padded:
+        col = max(col, g["cg"] * (per + (g["kh"] - 1) * g["dh"])
+                  * (g["ow"] + (g["kw"] - 1) * g["dw"]) + conv_product.SLACK)
+    return dict(unit=unit, units=units, per=per, mode=mode, shares=shares, padded=int(padded),
+                col_floats=-(-col // 16) * 16,      # 64 bytes
                 pack_floats=conv_product.pack_floats(ck, per * unit))
 
 
