@@ -199,7 +199,10 @@ CONV_PLAN = ("n", "c", "hw", "groups", "cg", "co", "cog", "ck", "ohw", "unit", "
              "mode", "shares", "most", "col_floats", "pack_floats", "direct", "padded", "bias",
              "residual", "relu", "geo")     # geo: the 12 values of ge_im2col's geometry, last
 CONV_MODES = ("rows", "channels", "columns")    # GE_CV_<MODE>, the plan's mode values
-CONV_SHARE = {"channels": 16, "columns": 64}    # a share is this many channels / columns
+# a share is this many channels / columns: the prepared product's panels of columns, so a
+# split puts its part panels where one thread does (the last), and balances small images
+# (14x14: 4 + 4 panels where shares of 64 gave 64 + 132 columns)
+CONV_SHARE = {"channels": 16, "columns": conv_product.PANEL}
 CONV_DECLS = """\
 typedef void (*ge_conv_epilogue)(float *, const float *, int64_t, int64_t, int64_t);
 /* the prepared product's b: a matrix b[k][n] (ldb apart), or (b NULL) a padded image block
