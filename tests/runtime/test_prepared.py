@@ -18,10 +18,11 @@ PRECISION = {"ge.exec.precision_mode": "must_keep_origin_dtype"}
 # (input shape, filter shape, pads (one for all sides, or ONNX's [top, left, bottom, right]),
 # stride, group, dilation): the product's edge cases — a last panel of 1, 2 and 4 pixels (7x7,
 # 10x5, 14x14 images), channel counts that are no multiple of the 4-channel panels, k in two
-# blocks (72 x 3 x 3 = 648 > 512), two groups, stride 2 (im2col); stride 1 packs from the
-# padded input: uneven pads with dilation and two images, no padding (10-pixel rows: 3 runs
-# per panel of 24), a 1x1 filter with padding, three blocks of rows (the later blocks' first
-# rows inside the image), more taps than the padded packing takes (9x9: im2col)
+# blocks (72 x 3 x 3 = 648 > 512), two groups; strides 1 and 2 pack from the padded input:
+# stride 2 with 5-pixel rows (5 runs per panel), 20-pixel rows (2 runs) and a 7x7 filter,
+# uneven pads with dilation and two images, no padding (10-pixel rows: 3 runs per panel), a
+# 1x1 filter with padding, three blocks of rows at strides 1 and 2 (the later blocks' first
+# rows inside the image); im2col for more taps than that packing takes (9x9) and a 1x1 filter at stride 2
 BRANCHES = [((1, 16, 7, 7), (36, 16, 3, 3), 1, 1, 1, 1),
             ((1, 8, 10, 5), (30, 8, 1, 1), 0, 1, 1, 1),
             ((1, 8, 14, 14), (20, 4, 3, 3), 1, 1, 2, 1),
@@ -31,7 +32,11 @@ BRANCHES = [((1, 16, 7, 7), (36, 16, 3, 3), 1, 1, 1, 1),
             ((1, 4, 12, 12), (8, 4, 3, 3), 0, 1, 1, 1),
             ((1, 5, 4, 4), (7, 5, 1, 1), 1, 1, 1, 1),
             ((1, 16, 64, 64), (8, 16, 3, 3), 1, 1, 1, 1),
-            ((1, 2, 12, 12), (4, 2, 9, 9), 4, 1, 1, 1)]
+            ((1, 2, 12, 12), (4, 2, 9, 9), 4, 1, 1, 1),
+            ((1, 6, 40, 40), (8, 6, 3, 3), 1, 2, 1, 1),
+            ((1, 3, 32, 32), (8, 3, 7, 7), 3, 2, 1, 1),
+            ((1, 8, 10, 10), (6, 8, 1, 1), 0, 2, 1, 1),
+            ((1, 16, 128, 128), (8, 16, 3, 3), 1, 2, 1, 1)]
 
 
 def _avx2_fma() -> bool:

@@ -173,14 +173,17 @@ def _split(g: dict, direct: bool) -> dict:
         mode, shares = "channels", cog // THREAD_CHANNELS   # the last group takes the rest
     else:
         mode, shares = "columns", max(1, units * unit // THREAD_COLUMNS)
-    # a stride-1 convolution's prepared product packs from the padded input block instead
-    # of im2col's (ge_pad): the same column area holds either
-    padded = (not direct and g["sh"] == g["sw"] == 1
-              and g["kh"] * g["kw"] <= conv_product.MOST_TAPS)
+    # the prepared product packs from the padded input block instead of im2col's (ge_pad) at
+    # strides 1 and 2 (a 1x1 filter of stride 2 keeps im2col: the pad would copy 4x as
+    # much): the same column area holds either
+    taps = g["kh"] * g["kw"]
+    padded = (not direct and taps <= conv_product.MOST_TAPS
+              and (g["sh"], g["sw"]) in ((1, 1), (2, 2)) and (g["sh"] == 1 or taps > 1))
     col = 0 if direct else ck * per * g["ow"]
     if padded:
-        col = max(col, g["cg"] * (per + (g["kh"] - 1) * g["dh"])
-                  * (g["ow"] + (g["kw"] - 1) * g["dw"]) + conv_product.SLACK)
+        rows = (per - 1) * g["sh"] + (g["kh"] - 1) * g["dh"] + 1
+        width = (g["ow"] - 1) * g["sw"] + (g["kw"] - 1) * g["dw"] + 1
+        col = max(col, g["cg"] * rows * width + conv_product.SLACK)
     return dict(unit=unit, units=units, per=per, mode=mode, shares=shares, padded=int(padded),
                 col_floats=-(-col // 16) * 16,      # 64 bytes
                 pack_floats=conv_product.pack_floats(ck, per * unit))

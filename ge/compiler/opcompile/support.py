@@ -206,13 +206,14 @@ CONV_SHARE = {"channels": 16, "columns": conv_product.PANEL}
 CONV_DECLS = """\
 typedef void (*ge_conv_epilogue)(float *, const float *, int64_t, int64_t, int64_t);
 /* the prepared product's b: a matrix b[k][n] (ldb apart), or (b NULL) a padded image block
-   (ge_pad): planes of hwp floats, rows of wp, the first column's pixel q0 (of rows of ow
-   pixels), row k's channel k / taps and tap k % taps, at tap[k % taps] in its plane */
+   (ge_pad): planes of hwp floats, an output row `row` floats after the one before and a
+   pixel `step` (the strides), the first column's pixel q0 (of rows of ow pixels), row k's
+   channel k / taps and tap k % taps, at tap[k % taps] in its plane */
 struct ge_conv_b {
     const float *b;
     int64_t ldb;
     const float *xp;
-    int64_t hwp, wp, ow, q0, taps;
+    int64_t hwp, row, step, ow, q0, taps;
     const int64_t *tap;
 };
 /* the prepared product (conv_product.py): m, n, k, packed filter, its panels, first panel,
@@ -291,23 +292,33 @@ static void ge_im2col(const float *restrict x, float *restrict col, const int64_
     }
 }
 
-/* The input of output rows r0 .. r0+rn-1 of a stride-1 convolution, padded: per channel a
-   plane of rn + (kh-1)*dh rows of ow + (kw-1)*dw floats, zeros where the taps read outside
-   the image, so that the prepared product packs each tap's run of pixels from it with no
-   test (ge_pk_pack).  1/(kh*kw) of im2col's bytes. */
+/* The padded input block of output rows r0 .. r0+rn-1 (ge_pad): its rows and their floats */
+static int64_t ge_pad_rows(const int64_t *geo, int64_t rn)
+{
+    return (rn - 1) * geo[5] + (geo[3] - 1) * geo[7] + 1;
+}
+
+static int64_t ge_pad_width(const int64_t *geo)
+{
+    return (geo[11] - 1) * geo[6] + (geo[4] - 1) * geo[8] + 1;
+}
+
+/* The input that output rows r0 .. r0+rn-1 read, padded: per channel a plane of
+   ge_pad_rows x ge_pad_width floats, zeros where the taps read outside the image, so that
+   the prepared product packs each tap's run of pixels from it with no test (ge_pk_pack).
+   About 1/(kh*kw) of im2col's bytes at stride 1, 4/(kh*kw) at stride 2. */
 __attribute__((optimize("no-tree-loop-distribute-patterns")))
 static void ge_pad(const float *restrict x, float *restrict xp, const int64_t *geo,
                    int64_t r0, int64_t rn)
 {
-    const int64_t cg = geo[0], h = geo[1], w = geo[2], kh = geo[3], kw = geo[4], dh = geo[7];
-    const int64_t dw = geo[8], pt = geo[9], pl = geo[10], ow = geo[11];
-    const int64_t rows = rn + (kh - 1) * dh, wp = ow + (kw - 1) * dw;
+    const int64_t cg = geo[0], h = geo[1], w = geo[2], sh = geo[5], pt = geo[9], pl = geo[10];
+    const int64_t rows = ge_pad_rows(geo, rn), wp = ge_pad_width(geo);
     /* the padded columns pl .. pl+w-1 hold the input's, as far as wp reaches */
     const int64_t lo = pl < wp ? pl : wp, hi = pl + w < wp ? pl + w : wp;
     for (int64_t ci = 0; ci < cg; ++ci)
     for (int64_t i = 0; i < rows; ++i) {
         float *out = xp + (ci * rows + i) * wp;
-        const int64_t hi_row = r0 - pt + i;
+        const int64_t hi_row = r0 * sh - pt + i;
         if (hi_row < 0 || hi_row >= h) {
             for (int64_t e = 0; e < wp; ++e) out[e] = 0.0f;
             continue;
@@ -379,14 +390,13 @@ static void ge_conv_job(void *const *inputs, void *const *outputs, int64_t job)
     float *col = (float *)outputs[1] + j * (p[GE_CV_COL_FLOATS] + p[GE_CV_PACK_FLOATS]);
     const float *packed = (const float *)outputs[5];    /* the prepared filter, or NULL */
     const ge_conv_product product = (ge_conv_product)(size_t)outputs[6];
-    /* a padded image's tap offsets in its plane (ge_pad's rows of wp floats) */
+    /* a padded image's tap offsets in its plane (ge_pad) */
+    const int64_t *geo = p + GE_CV_GEO, wp = ge_pad_width(geo);
     int64_t taps[@MOST_TAPS@];
-    if (packed && p[GE_CV_PADDED]) {
-        const int64_t *geo = p + GE_CV_GEO, wp = geo[11] + (geo[4] - 1) * geo[8];
+    if (packed && p[GE_CV_PADDED])
         for (int64_t ki = 0; ki < geo[3]; ++ki)
             for (int64_t kj = 0; kj < geo[4]; ++kj)
                 taps[ki * geo[4] + kj] = ki * geo[7] * wp + kj * geo[8];
-    }
     for (int64_t n = 0; n < p[GE_CV_N]; ++n)
     for (int64_t g = 0; g < p[GE_CV_GROUPS]; ++g) {
         const float *xg = x + (n * p[GE_CV_C] + g * p[GE_CV_CG]) * p[GE_CV_HW];
@@ -407,20 +417,19 @@ static void ge_conv_job(void *const *inputs, void *const *outputs, int64_t job)
             const int64_t pn = rn * unit;
             const int pad = packed && p[GE_CV_PADDED];
             if (pad)
-                ge_pad(xg, col, p + GE_CV_GEO, r0, rn);
+                ge_pad(xg, col, geo, r0, rn);
             else if (!p[GE_CV_DIRECT])
-                ge_im2col(xg, col, p + GE_CV_GEO, r0, rn);
+                ge_im2col(xg, col, geo, r0, rn);
             float *yb = y + (n * p[GE_CV_CO] + g * cog + o0) * ohw + r0 * unit + c0;
             const float *rb = res ? res + (yb - y) : 0;
             if (packed) {
                 const int64_t panels = (cog + 3) / 4;
-                const int64_t *geo = p + GE_CV_GEO, wp = geo[11] + (geo[4] - 1) * geo[8];
                 struct ge_conv_b src = {p[GE_CV_DIRECT] ? xg + r0 + c0 : col + c0,
-                                        p[GE_CV_DIRECT] ? ohw : pn, 0, 0, 0, 0, 0, 0, 0};
-                if (pad) {
-                    src = (struct ge_conv_b){0, 0, col, (rn + (geo[3] - 1) * geo[7]) * wp, wp,
-                                             geo[11], c0, geo[3] * geo[4], taps};
-                }
+                                        p[GE_CV_DIRECT] ? ohw : pn, 0, 0, 0, 0, 0, 0, 0, 0};
+                if (pad)
+                    src = (struct ge_conv_b){0, 0, col, ge_pad_rows(geo, rn) * wp,
+                                             geo[5] * wp, geo[6], geo[11], c0, geo[3] * geo[4],
+                                             taps};
                 product(on, cn, ck, packed + g * panels * 4 * ck, panels, o0 / 4, &src,
                         yb, ohw, bias ? bias + g * cog + o0 : 0, epilogue ? 0 : rb,
                         !epilogue && p[GE_CV_RELU], col + p[GE_CV_COL_FLOATS]);
