@@ -183,3 +183,28 @@ def test_job_workers_persist_survive_fork_and_leave_with_the_model(tmp_path):
     after_one, after_two, closed, child, same = done.stdout.split()
     assert (after_one, after_two, closed) == ("1", "1", "0")
     assert (child, same) == ("0", "True")
+
+
+def test_max_pooling_in_row_blocks_matches_onnxruntime(tmp_path):
+    """MaxPool large enough to split its rows over the threads (gen_pool.py): 1 and 2 threads
+    the same bits as each other and onnxruntime's values, except that a NaN propagates to the
+    one window that holds it (onnxruntime's skips it) and a plane of -inf pools to -inf
+    (onnxruntime's to the lowest finite float)."""
+    graph = helper.make_graph(
+        [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
+                          pads=[1, 1, 1, 1])], "pool",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 64, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 32, 32])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    om = compile_to_om(model, tmp_path / "pool.om", PRECISION)
+    x = np.random.default_rng(7).standard_normal((1, 16, 64, 64)).astype(np.float32)
+    x[0, 3, 10, 20] = np.nan
+    x[0, 5] = -np.inf
+    want = onnxruntime_outputs(model, {"x": x})[0]
+    with ge.runtime.load(om, threads=1) as one, ge.runtime.load(om, threads=2) as two:
+        a, b = one.run([x])[0], two.run([x])[0]
+    assert a.tobytes() == b.tobytes()
+    assert np.isnan(a[0, 3, 5, 10]) and np.isnan(a).sum() == 1
+    assert (a[0, 5] == -np.inf).all()
+    a[0, 3, 5, 10], a[0, 5] = want[0, 3, 5, 10], want[0, 5]
+    np.testing.assert_array_equal(a, want)

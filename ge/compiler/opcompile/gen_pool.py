@@ -6,10 +6,12 @@ is already reflected in it.  Average pooling divides by the window clipped to th
 from __future__ import annotations
 
 from .cgen import KernelSource, Unsupported, hw_pair, io_decls, kernel_file, require_dtypes
+from .fastmath import FAST_MATH
+from .jobs import over_rows
 
 __all__ = ["POOL_OPS", "VERSION", "render_pool"]
 
-VERSION = 2
+VERSION = 3
 POOL_OPS = ("MaxPoolV3", "AvgPoolV2")
 
 
@@ -31,34 +33,37 @@ def _pads(sig, h, w, oh, ow, kh, kw, sh, sw):
     return tuple(pads)
 
 
-def _max_rows(nc, h, w, oh, ow, kh, kw, sh, sw, pt, pl) -> list:
-    """Max pooling one output row at a time: for each window row and column offset, one
+def _max_row(h, w, oh, ow, kh, sh, sw, pt, pl, kw) -> list:
+    """Max pooling of output row r (of every plane's rows): the window's input rows first,
+    column by column into v (contiguous, it vectorises), then each window column offset one
     branch-free pass over the output columns whose input column is inside the row (the
-    padding never wins), in the window order of the scalar definition (NaN propagates)."""
+    padding never wins): kh + kw passes where a pass per window element took kh * kw.  A NaN
+    anywhere in the window propagates (a > m || a != a)."""
     return [
-        f"    for (int64_t p = 0; p < {nc}; ++p) {{",
-        f"        const float *xp = x0 + p * {h * w};",
-        f"        for (int64_t oi = 0; oi < {oh}; ++oi) {{",
-        f"            float *yr = y0 + (p * {oh} + oi) * {ow};",
-        f"            const int64_t h0 = oi * {sh} - {pt};",
-        "            const int64_t hs = h0 > 0 ? h0 : 0;",
-        f"            const int64_t he = h0 + {kh} < {h} ? h0 + {kh} : {h};",
-        f"            for (int64_t oj = 0; oj < {ow}; ++oj) yr[oj] = -INFINITY;",
-        "            for (int64_t i = hs; i < he; ++i) {",
-        f"                for (int64_t kj = 0; kj < {kw}; ++kj) {{",
-        f"                    const int64_t wofs = kj - {pl};",
-        f"                    int64_t jlo = wofs >= 0 ? 0 : (-wofs + {sw - 1}) / {sw};",
-        f"                    int64_t jhi = wofs >= {w} ? 0 : ({w - 1} - wofs) / {sw} + 1;",
-        f"                    if (jhi > {ow}) jhi = {ow};",
-        f"                    const float *xr = xp + i * {w} + wofs;",
-        "                    for (int64_t oj = jlo; oj < jhi; ++oj) {",
-        f"                        const float v = xr[oj * {sw}];",
-        "                        yr[oj] = (v > yr[oj] || v != v) ? v : yr[oj];",
-        "                    }",
-        "                }",
+        f"        const float *xp = x0 + (r / {oh}) * {h * w};",
+        f"        float *yr = y0 + r * {ow};",
+        f"        const int64_t h0 = (r % {oh}) * {sh} - {pt};",
+        "        const int64_t hs = h0 > 0 ? h0 : 0;",
+        f"        const int64_t he = h0 + {kh} < {h} ? h0 + {kh} : {h};",
+        f"        float v[{w}];",
+        f"        for (int64_t j = 0; j < {w}; ++j) v[j] = -INFINITY;",
+        "        for (int64_t i = hs; i < he; ++i)",
+        f"            for (int64_t j = 0; j < {w}; ++j) {{",
+        f"                const float a = xp[i * {w} + j];",
+        "                v[j] = (a > v[j] || a != a) ? a : v[j];",
+        "            }",
+        f"        for (int64_t oj = 0; oj < {ow}; ++oj) yr[oj] = -INFINITY;",
+        f"        for (int64_t kj = 0; kj < {kw}; ++kj) {{",
+        f"            const int64_t wofs = kj - {pl};",
+        f"            int64_t jlo = wofs >= 0 ? 0 : (-wofs + {sw - 1}) / {sw};",
+        f"            int64_t jhi = wofs >= {w} ? 0 : ({w - 1} - wofs) / {sw} + 1;",
+        f"            if (jhi > {ow}) jhi = {ow};",
+        "            const float *vr = v + wofs;",
+        "            for (int64_t oj = jlo; oj < jhi; ++oj) {",
+        f"                const float a = vr[oj * {sw}];",
+        "                yr[oj] = (a > yr[oj] || a != a) ? a : yr[oj];",
         "            }",
         "        }",
-        "    }",
     ]
 
 
@@ -82,9 +87,13 @@ def render_pool(sig) -> KernelSource:
     is_max = sig.op_type == "MaxPoolV3"
     exclusive = bool(sig.attr("exclusive", True))
     divisor = int(sig.attr("divisor_override", 0) or 0)
-    if is_max:
-        body = _max_rows(nc, h, w, oh, ow, kh, kw, sh, sw, pt, pl)
-        return KernelSource(kernel_file(sig, "pool", VERSION, io_decls(sig), body))
+    if is_max:     # rows of all planes, in blocks over the model's threads when large; the
+        # row loops also built for AVX2 (fastmath's GE_WIDE)
+        helpers, body, threaded = over_rows(nc * oh, kh * w, io_decls(sig),
+                                            _max_row(h, w, oh, ow, kh, sh, sw, pt, pl, kw),
+                                            wide=True)
+        return KernelSource(kernel_file(sig, "pool", VERSION, [], body, blas=threaded,
+                                        helpers=[FAST_MATH] + helpers), needs_blas=threaded)
     body = [
         f"    for (int64_t p = 0; p < {nc}; ++p) {{",
         f"        const float *xp = x0 + p * {h * w};",
