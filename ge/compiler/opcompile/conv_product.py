@@ -152,7 +152,7 @@ static void ge_pk_pack_b(const float *b, int64_t ldb, int64_t kc, int64_t nr,
     }
 }
 
-static inline ge_v8 ge_pk_load(const float *p)
+GE_PK_FN static inline ge_v8 ge_pk_load(const float *p)
 {
     return *(const ge_v8u *)p;
 }
@@ -165,7 +165,7 @@ GE_PK_FN static inline ge_v8 ge_pk_even(const float *p)
 }
 
 /* the lanes of a where m is set, of b elsewhere */
-static inline ge_v8 ge_pk_blend(ge_v8 a, ge_v8 b, ge_v8i m)
+GE_PK_FN static inline ge_v8 ge_pk_blend(ge_v8 a, ge_v8 b, ge_v8i m)
 {
     return (ge_v8)(((ge_v8i)a & m) | ((ge_v8i)b & ~m));
 }
