@@ -97,8 +97,7 @@ static void ge_pk_part(float t[4][GE_PK_NR], int64_t r0, int64_t mr, int64_t j0,
     }
 }
 
-typedef void (*ge_pk_tile_fn)(int64_t, const float *, int64_t, int64_t, const float *,
-                              int64_t, int64_t, const struct ge_pk_out *);
+typedef void (*ge_pk_tile_fn)@SIGNATURE@;
 
 @KERNELS@
 static ge_pk_tile_fn ge_pk_tile_for(int64_t nr)
@@ -125,16 +124,12 @@ static void ge_pk_pack_b(const float *b, int64_t ldb, int64_t kc, int64_t nr,
     }
 }
 
-GE_PK_FN static inline ge_v8 ge_pk_load(const float *p)
+/* 8 floats of a run: p[0] .. p[7] at stride 1, p[0], p[2], .. p[14] at stride 2 */
+GE_PK_FN static inline ge_v8 ge_pk_run8(const float *p, int64_t step)
 {
-    return *(const ge_v8u *)p;
-}
-
-/* p[0], p[2], .. p[14] */
-GE_PK_FN static inline ge_v8 ge_pk_even(const float *p)
-{
-    return __builtin_shuffle(ge_pk_load(p), ge_pk_load(p + 8),
-                             (ge_v8i){0, 2, 4, 6, 8, 10, 12, 14});
+    const ge_v8 lo = *(const ge_v8u *)p;
+    return step == 1 ? lo : __builtin_shuffle(lo, *(const ge_v8u *)(p + 8),
+                                              (ge_v8i){0, 2, 4, 6, 8, 10, 12, 14});
 }
 
 /* the lanes of a where m is set, of b elsewhere */
@@ -143,12 +138,26 @@ GE_PK_FN static inline ge_v8 ge_pk_blend(ge_v8 a, ge_v8 b, ge_v8i m)
     return (ge_v8)(((ge_v8i)a & m) | ((ge_v8i)b & ~m));
 }
 
+/* 24 floats of runs from a where m0 .. m2 are set, from b elsewhere (each call site's
+   constant step makes its own copy) */
+GE_PK_FN static inline void ge_pk_blend24(float *out, const float *a, const float *b,
+                                          int64_t step, ge_v8i m0, ge_v8i m1, ge_v8i m2)
+{
+    *(ge_v8u *)out = ge_pk_blend(ge_pk_run8(a, step), ge_pk_run8(b, step), m0);
+    *(ge_v8u *)(out + 8) = ge_pk_blend(ge_pk_run8(a + 8 * step, step),
+                                       ge_pk_run8(b + 8 * step, step), m1);
+    *(ge_v8u *)(out + 16) = ge_pk_blend(ge_pk_run8(a + 16 * step, step),
+                                        ge_pk_run8(b + 16 * step, step), m2);
+}
+
 /* rows p0 .. p0+kc-1, columns col .. col+nr-1 of the product's b -> bp[kc][24], zeros past
    nr.  From a padded image block (no im2col): a column is an output pixel, a row one input
    channel's tap, its value at pixel offset + tap offset of that channel's padded plane; the
-   panel's pixels are runs along output rows (1-2 runs for rows of 14 or more pixels), at
-   stride 1 copied 8 floats at a time, past their end into what the next run or row writes
-   (conv_product.SLACK floats after the pack area and after the image) */
+   panel's pixels are runs along output rows.  A whole panel of one run, or of two with the
+   padded row's gap between (the usual panel of a row of 14 or more pixels), is 3 blends of
+   the first run's floats and those past the gap: no branch, no call.  Other panels copy
+   each run, at stride 1 8 floats at a time, past its end into what the next run or row
+   writes (conv_product.SLACK floats after the pack area and after the image). */
 GE_PK_FN
 static void ge_pk_pack(const struct ge_conv_b *s, int64_t p0, int64_t kc, int64_t col,
                        int64_t nr, float *restrict bp)
@@ -157,56 +166,42 @@ static void ge_pk_pack(const struct ge_conv_b *s, int64_t p0, int64_t kc, int64_
         ge_pk_pack_b(s->b + p0 * s->ldb + col, s->ldb, kc, nr, bp);
         return;
     }
+    const int64_t step = s->step;
     int64_t at[GE_PK_NR], len[GE_PK_NR], from[GE_PK_NR], runs = 0;
     for (int64_t j = 0; j < nr; j += len[runs++]) {
         const int64_t q = s->q0 + col + j, oi = q / s->ow, oj = q % s->ow;
         at[runs] = j;
         len[runs] = s->ow - oj < nr - j ? s->ow - oj : nr - j;
-        from[runs] = oi * s->row + oj * s->step;
+        from[runs] = oi * s->row + oj * step;
+    }
+    const int blend = nr == GE_PK_NR && runs <= 2 && step <= 2;
+    const int64_t gap = runs == 2 ? from[1] - from[0] - step * len[0] : 0;
+    ge_v8i m0, m1, m2;
+    for (int l = 0; l < 8; ++l) {
+        m0[l] = l < len[0] ? -1 : 0;
+        m1[l] = 8 + l < len[0] ? -1 : 0;
+        m2[l] = 16 + l < len[0] ? -1 : 0;
     }
     int64_t ci = p0 / s->taps, t = p0 % s->taps;
-    if (nr == GE_PK_NR && runs <= 2 && s->step <= 2) {
-        /* a whole panel of one run, or of two with the padded row's gap between: each
-           vector's lanes from the first run's floats or from those past the gap (no branch,
-           no call: the usual panel of a row of 14 or more pixels); at stride 2 every other
-           float of twice as many */
-        const int64_t gap = runs == 2 ? from[1] - from[0] - s->step * len[0] : 0;
-        ge_v8i m0, m1, m2;
-        for (int l = 0; l < 8; ++l) {
-            m0[l] = l < len[0] ? -1 : 0;
-            m1[l] = 8 + l < len[0] ? -1 : 0;
-            m2[l] = 16 + l < len[0] ? -1 : 0;
-        }
-        for (int64_t k = 0; k < kc; ++k) {
-            const float *a = s->xp + ci * s->hwp + s->tap[t] + from[0], *b = a + gap;
-            float *out = bp + GE_PK_NR * k;
-            if (s->step == 1) {
-                *(ge_v8u *)out = ge_pk_blend(ge_pk_load(a), ge_pk_load(b), m0);
-                *(ge_v8u *)(out + 8) = ge_pk_blend(ge_pk_load(a + 8), ge_pk_load(b + 8), m1);
-                *(ge_v8u *)(out + 16) = ge_pk_blend(ge_pk_load(a + 16), ge_pk_load(b + 16), m2);
-            } else {
-                *(ge_v8u *)out = ge_pk_blend(ge_pk_even(a), ge_pk_even(b), m0);
-                *(ge_v8u *)(out + 8) = ge_pk_blend(ge_pk_even(a + 16), ge_pk_even(b + 16), m1);
-                *(ge_v8u *)(out + 16) = ge_pk_blend(ge_pk_even(a + 32), ge_pk_even(b + 32), m2);
-            }
-            if (++t == s->taps) {
-                t = 0;
-                ++ci;
-            }
-        }
-        return;
-    }
     for (int64_t k = 0; k < kc; ++k) {
         const float *plane = s->xp + ci * s->hwp + s->tap[t];
         float *out = bp + GE_PK_NR * k;
-        for (int64_t r = 0; r < runs; ++r)
-            if (s->step == 1)
-                for (int64_t e = 0; e < len[r]; e += 8)
-                    *(ge_v8u *)(out + at[r] + e) = *(const ge_v8u *)(plane + from[r] + e);
+        if (blend) {
+            const float *a = plane + from[0];
+            if (step == 1)
+                ge_pk_blend24(out, a, a + gap, 1, m0, m1, m2);
             else
-                for (int64_t e = 0; e < len[r]; ++e)
-                    out[at[r] + e] = plane[from[r] + e * s->step];
-        for (int64_t j = nr; j < GE_PK_NR; ++j) out[j] = 0.0f;
+                ge_pk_blend24(out, a, a + gap, 2, m0, m1, m2);
+        } else {
+            for (int64_t r = 0; r < runs; ++r)
+                if (step == 1)
+                    for (int64_t e = 0; e < len[r]; e += 8)
+                        *(ge_v8u *)(out + at[r] + e) = *(const ge_v8u *)(plane + from[r] + e);
+                else
+                    for (int64_t e = 0; e < len[r]; ++e)
+                        out[at[r] + e] = plane[from[r] + e * step];
+            for (int64_t j = nr; j < GE_PK_NR; ++j) out[j] = 0.0f;
+        }
         if (++t == s->taps) {
             t = 0;
             ++ci;
@@ -354,6 +349,7 @@ _KERNELS = "\n\n".join(
      _columns("ge_pk_strip1", 1, 4), _columns("ge_pk_strip4", 4, 2)])
 
 _VALUES = {"CONDITION": CONDITION, "STEP": STEP_C, "KERNELS": _KERNELS, "PK_KC": K_BLOCK,
+           "SIGNATURE": _SIGNATURE,
            "STORES": "\n\n".join(_store(nv) for nv in (3, 1)),
            "PK_NC": COLUMNS, "PK_NR": PANEL}
 SOURCE = fill(_TEXT, _VALUES)

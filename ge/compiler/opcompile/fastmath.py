@@ -18,14 +18,16 @@ it on the positive side.  All within a few float ulp of libm.
 """
 from __future__ import annotations
 
-__all__ = ["FAST_MATH", "WIDE", "helpers_for"]
+__all__ = ["FAST_MATH", "WIDE", "WIDE_DEFINE", "helpers_for"]
 
-WIDE = "GE_WIDE"    # a kernel function that runs these helpers' loops: compiled twice
-FAST_MATH = """\
-/* The loops of the fast-math helpers, in a second copy for AVX2 (without FMA: the same
-   roundings, the same bits), chosen when the kernel is loaded (libgcc's CPU check, an
-   ifunc: glibc only, which GCC marks __gnu_linux__; musl has none): SoftmaxV2 rows 2.4x
-   faster than on the baseline ISA's 4 lanes */
+WIDE = "GE_WIDE"    # a kernel function whose loops are also compiled for AVX2
+# its definition: FAST_MATH carries it; a kernel with WIDE loops and no fast-math helpers
+# (max pooling) takes it alone
+WIDE_DEFINE = """\
+/* A GE_WIDE function's loops (the fast-math helpers', max pooling's), in a second copy for
+   AVX2 (without FMA: the same roundings, the same bits), chosen when the kernel is loaded
+   (libgcc's CPU check, an ifunc: glibc only, which GCC marks __gnu_linux__; musl has none):
+   SoftmaxV2 rows 2.4x faster than on the baseline ISA's 4 lanes, max pooling 2x */
 #ifndef GE_WIDE
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__gnu_linux__)
 #define GE_WIDE __attribute__((target_clones("avx2", "default")))
@@ -33,6 +35,8 @@ FAST_MATH = """\
 #define GE_WIDE
 #endif
 #endif
+"""
+FAST_MATH = WIDE_DEFINE + """\
 static inline float ge_exp(float x)
 {
     x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);

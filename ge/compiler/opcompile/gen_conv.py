@@ -257,7 +257,7 @@ def _plan_file(sig, plan: list, own: list, signature=None, capacity: int = 0) ->
 
 
 def _prepared_entries(epilogue_fn: str) -> list:
-    """The kernel's prepared-constants entries (docs/kernel-abi.md): its filter (input 1),
+    """The kernel's prepared-constants entries (docs/kernel-abi.md): its filter (FILTER_SLOT),
     packed once by the support object, then its own product (conv_product.py) on it; no
     state where that product does not exist."""
     return [

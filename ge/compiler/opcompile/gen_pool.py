@@ -6,7 +6,7 @@ is already reflected in it.  Average pooling divides by the window clipped to th
 from __future__ import annotations
 
 from .cgen import KernelSource, Unsupported, hw_pair, io_decls, kernel_file, require_dtypes
-from .fastmath import FAST_MATH
+from .fastmath import WIDE_DEFINE
 from .jobs import over_rows
 
 __all__ = ["POOL_OPS", "VERSION", "render_pool"]
@@ -88,12 +88,12 @@ def render_pool(sig) -> KernelSource:
     exclusive = bool(sig.attr("exclusive", True))
     divisor = int(sig.attr("divisor_override", 0) or 0)
     if is_max:     # rows of all planes, in blocks over the model's threads when large; the
-        # row loops also built for AVX2 (fastmath's GE_WIDE)
+        # row loops also built for AVX2 (fastmath.WIDE)
         helpers, body, threaded = over_rows(nc * oh, kh * w, io_decls(sig),
                                             _max_row(h, w, oh, ow, kh, sh, sw, pt, pl, kw),
                                             wide=True)
         return KernelSource(kernel_file(sig, "pool", VERSION, [], body, blas=threaded,
-                                        helpers=[FAST_MATH] + helpers), needs_blas=threaded)
+                                        helpers=[WIDE_DEFINE] + helpers), needs_blas=threaded)
     body = [
         f"    for (int64_t p = 0; p < {nc}; ++p) {{",
         f"        const float *xp = x0 + p * {h * w};",

@@ -424,12 +424,12 @@ static void ge_conv_job(void *const *inputs, void *const *outputs, int64_t job)
             const float *rb = res ? res + (yb - y) : 0;
             if (packed) {
                 const int64_t panels = (cog + 3) / 4;
-                struct ge_conv_b src = {p[GE_CV_DIRECT] ? xg + r0 + c0 : col + c0,
-                                        p[GE_CV_DIRECT] ? ohw : pn, 0, 0, 0, 0, 0, 0, 0, 0};
-                if (pad)
-                    src = (struct ge_conv_b){0, 0, col, ge_pad_rows(geo, rn) * wp,
-                                             geo[5] * wp, geo[6], geo[11], c0, geo[3] * geo[4],
-                                             taps};
+                const struct ge_conv_b src = pad
+                    ? (struct ge_conv_b){.xp = col, .hwp = ge_pad_rows(geo, rn) * wp,
+                                         .row = geo[5] * wp, .step = geo[6], .ow = geo[11],
+                                         .q0 = c0, .taps = geo[3] * geo[4], .tap = taps}
+                    : (struct ge_conv_b){.b = p[GE_CV_DIRECT] ? xg + r0 + c0 : col + c0,
+                                         .ldb = p[GE_CV_DIRECT] ? ohw : pn};
                 product(on, cn, ck, packed + g * panels * 4 * ck, panels, o0 / 4, &src,
                         yb, ohw, bias ? bias + g * cog + o0 : 0, epilogue ? 0 : rb,
                         !epilogue && p[GE_CV_RELU], col + p[GE_CV_COL_FLOATS]);
