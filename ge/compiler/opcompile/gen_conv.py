@@ -180,7 +180,7 @@ def _split(g: dict, direct: bool) -> dict:
     padded = (not direct and taps <= conv_product.MOST_TAPS
               and (g["sh"], g["sw"]) in ((1, 1), (2, 2)) and (g["sh"] == 1 or taps > 1))
     col = 0 if direct else ck * per * g["ow"]
-    if padded:
+    if padded:      # the block ge_pad fills (support.py: ge_pad_rows x ge_pad_width)
         rows = (per - 1) * g["sh"] + (g["kh"] - 1) * g["dh"] + 1
         width = (g["ow"] - 1) * g["sw"] + (g["kw"] - 1) * g["dw"] + 1
         col = max(col, g["cg"] * rows * width + conv_product.SLACK)

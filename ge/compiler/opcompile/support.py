@@ -292,7 +292,8 @@ static void ge_im2col(const float *restrict x, float *restrict col, const int64_
     }
 }
 
-/* The padded input block of output rows r0 .. r0+rn-1 (ge_pad): its rows and their floats */
+/* The padded input block of output rows r0 .. r0+rn-1 (ge_pad): its rows and their floats
+   (gen_conv._split sizes the workspace by the same rule) */
 static int64_t ge_pad_rows(const int64_t *geo, int64_t rn)
 {
     return (rn - 1) * geo[5] + (geo[3] - 1) * geo[7] + 1;
