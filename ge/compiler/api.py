@@ -71,6 +71,7 @@ def build_graph(graph: Graph, options: dict, framework: int = 5) -> CompiledMode
     from .dynamic_shape import mark_dynamic, plan_dynamic_shape
     from .gear_options import parse_gear_options
     from .input_dims import refuse_unknown_input_dims
+    from .opcompile.compile import prefetch_support, stop_prefetch
     from .pipeline import run_pipeline
     check_host_target(options)
     load_custom_ops()
@@ -81,6 +82,7 @@ def build_graph(graph: Graph, options: dict, framework: int = 5) -> CompiledMode
         refuse_unknown_input_dims(graph, options)
     ensure_plugins_loaded()
     cwd = os.getcwd()
+    prefetch_support(graph, options)    # the C compiler works while the passes run
     try:
         if gears is not None:
             from .gears import build_gears
@@ -89,6 +91,7 @@ def build_graph(graph: Graph, options: dict, framework: int = 5) -> CompiledMode
             compiled = CompiledModel(graph=graph, options=dict(options),
                                      context=run_pipeline(graph, options), framework=framework)
     finally:        # a pass that changed directory must not move relative outputs
+        stop_prefetch()
         _return_to(cwd)
     record_custom_packages(compiled)
     if dynamic is not None:

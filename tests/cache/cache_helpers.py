@@ -54,10 +54,18 @@ def soc_dir(root) -> Path:
     return Path(root) / "kernel_cache" / "Ascend310"
 
 
-def final_entries(root) -> list:
+SUPPORT_PREFIX = "te_ge_support_"   # the entry of the object kernels link (docs/cache.md)
+
+
+def all_entries(root) -> list:
     d = soc_dir(root)
     return sorted(p.name for p in d.iterdir() if p.is_dir() and not p.name.startswith(".")) \
         if d.exists() else []
+
+
+def final_entries(root) -> list:
+    """The kernels' entries (not the support object's)."""
+    return [n for n in all_entries(root) if not n.startswith(SUPPORT_PREFIX)]
 
 
 def temporaries(root) -> list:

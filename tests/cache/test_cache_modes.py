@@ -9,7 +9,7 @@ from ge.compiler.cache.store import lookup
 from ge.compiler.opcompile import compile_ops
 from ge.errors import GeError
 from _relu_chains import relu_chains
-from cache_helpers import final_entries, soc_dir
+from cache_helpers import all_entries, final_entries, soc_dir
 
 
 @pytest.fixture(autouse=True)
@@ -124,9 +124,11 @@ def test_group_or_world_writable_directory_is_refused(tmp_path, which):
 def test_cli_stats_verify_clean(warm, capsys):
     from ge.compiler.cache.__main__ import main
     root, _ = warm
+    # two kernels and the support object they link (docs/cache.md)
+    assert len(all_entries(root)) == 3
     assert main(["verify", "--dir", str(root)]) == 0
-    assert "verified 2 entries, 0 corrupt" in capsys.readouterr().out
+    assert "verified 3 entries, 0 corrupt" in capsys.readouterr().out
     assert main(["stats", "--dir", str(root)]) == 0
-    assert '"entries": 2' in capsys.readouterr().out
+    assert '"entries": 3' in capsys.readouterr().out
     assert main(["clean", "--dir", str(root), "--all", "--dry-run"]) == 0
-    assert "would remove 0 stale temporaries, 2 entries" in capsys.readouterr().out
+    assert "would remove 0 stale temporaries, 3 entries" in capsys.readouterr().out

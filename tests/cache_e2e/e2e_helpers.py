@@ -133,11 +133,23 @@ def soc_dir(root) -> Path:
     return Path(root) / "kernel_cache" / SOC
 
 
-def entries(root) -> List[str]:
+SUPPORT_PREFIX = "te_ge_support_"   # the entry of the object kernels link (docs/cache.md)
+
+
+def all_entries(root) -> List[str]:
     d = soc_dir(root)
     if not d.is_dir():
         return []
     return sorted(p.name for p in d.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def entries(root) -> List[str]:
+    """The kernels' entries (not the support object's)."""
+    return [n for n in all_entries(root) if not n.startswith(SUPPORT_PREFIX)]
+
+
+def support_entries(root) -> List[str]:
+    return [n for n in all_entries(root) if n.startswith(SUPPORT_PREFIX)]
 
 
 def temporaries(root) -> List[str]:
@@ -153,7 +165,7 @@ def assert_entries_sound(root) -> None:
     """Every entry under a final name is complete: exactly its binary and JSON, and the JSON's
     size and sha256 match the binary (the check a cache hit makes)."""
     from ge.compiler.cache.store import lookup
-    for name in entries(root):
+    for name in all_entries(root):
         files = sorted(os.listdir(soc_dir(root) / name))
         assert files == [f"{name}.json", f"{name}.so"], (name, files)
         found = lookup(str(soc_dir(root)), name, refresh=False)

@@ -10,7 +10,7 @@ publish new entries at the same time.
 """
 import shutil
 
-from e2e_helpers import assert_entries_sound, entries, temporaries
+from e2e_helpers import all_entries, assert_entries_sound, entries, temporaries
 
 JOBS = (  # (working directory, model, extra flags)
     ("r50_force", "resnet50", ("--op_compiler_cache_mode=force",)),
@@ -44,4 +44,4 @@ def test_four_processes_one_cache_one_forcing(pyatc, tmp_path):
     assert sorted(entries(root)) == sorted(entries(tmp_path / "serial" / "cache"))
     verify = pyatc.cache_cli("verify", "--dir", str(root))
     assert verify.returncode == 0, verify.stdout
-    assert f"verified {len(entries(root))} entries, 0 corrupt" in verify.stdout
+    assert f"verified {len(all_entries(root))} entries, 0 corrupt" in verify.stdout

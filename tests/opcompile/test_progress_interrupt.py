@@ -53,6 +53,8 @@ def test_interrupt_half_way_publishes_nothing_and_leaves_no_work_directory(tmp_p
     assert list_entries(str(soc_dir)) == []
     assert [n for n in os.listdir(soc_dir) if parse_temp_name(n)] == []
     assert os.listdir(private_tmp) == []
-    # the next compile builds and publishes every kernel
+    # the next compile builds and publishes every kernel, and the support object they link
     result = compile_ops(relu_chains(N), _options(tmp_path / "cache"))
-    assert result.stats["compiles"] == N and len(list_entries(str(soc_dir))) == N
+    entries = list_entries(str(soc_dir))
+    assert result.stats["compiles"] == N and len(entries) == N + 1
+    assert sum(name.startswith("te_ge_support_") for name in entries) == 1

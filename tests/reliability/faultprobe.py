@@ -138,8 +138,10 @@ def soc_dir(root: Path) -> Path:
 
 
 def entries(root: Path) -> list:
+    """The kernels' entries (not the support object's, te_ge_support_*)."""
     d = soc_dir(root)
-    return sorted(p.name for p in d.iterdir() if p.name.startswith("te_")) if d.is_dir() else []
+    return sorted(p.name for p in d.iterdir() if p.name.startswith("te_")
+                  and not p.name.startswith("te_ge_support_")) if d.is_dir() else []
 
 
 def report(run: Run) -> dict:

@@ -173,23 +173,40 @@ class KernelCache:
             self.stats.hits += 1
             return found.binary, found.meta
         self.stats.misses += 1
-        if found.status == "corrupt":
-            self.stats.corrupt += 1
-            entry = os.path.join(self.dir, name)
-            if removable(self.dir, name):
-                warn(WARN_CORRUPT, {"entry": entry, "reason": found.reason,
-                                    "fallback": "it is recompiled and replaced"})
-                remove_entry(self.dir, name, found.inode)
-            else:
-                warn(WARN_CORRUPT, {"entry": entry, "reason": found.reason,
-                                    "fallback": "it is not an entry of ours, so it is left "
-                                                "alone and the kernel is compiled without "
-                                                "the cache"})
-                return None
+        if found.status == "corrupt" and not self._corrupt(name, found):
+            return None
         fetched = self.remote.get(name) if self.remote is not None else None
         if fetched is not None:
             self._publish_soon(name, *fetched)
         return fetched
+
+    def own(self, name: str):
+        """Verified (binary, meta) of a local entry that is not a kernel (the operator
+        compiler's support object), or None: not counted with the kernels, never read from the
+        remote stores; a corrupt one is warned and removed like a kernel's."""
+        found = lookup(self.dir, name, refresh=self.settings.aging)
+        if found.status == "corrupt":
+            self._corrupt(name, found)
+        return (found.binary, found.meta) if found.status == "hit" else None
+
+    def keep(self, name: str, binary: bytes, meta: dict, replace: bool = False) -> str:
+        """Publish an entry that is not a kernel here only (see own)."""
+        return self._publish(name, binary, meta, replace, counted=False)
+
+    def _corrupt(self, name: str, found) -> bool:
+        """Warn of a corrupt entry and remove it (True), or leave it alone when it is not an
+        entry of ours (False: nothing is published over it)."""
+        self.stats.corrupt += 1
+        entry = os.path.join(self.dir, name)
+        if removable(self.dir, name):
+            warn(WARN_CORRUPT, {"entry": entry, "reason": found.reason,
+                                "fallback": "it is recompiled and replaced"})
+            remove_entry(self.dir, name, found.inode)
+            return True
+        warn(WARN_CORRUPT, {"entry": entry, "reason": found.reason,
+                            "fallback": "it is not an entry of ours, so it is left alone and "
+                                        "the kernel is compiled without the cache"})
+        return False
 
     def _publish_soon(self, name: str, binary: bytes, meta: dict) -> None:
         """Publish a remote hit here in the background (done by close()): its bytes are
@@ -207,7 +224,8 @@ class KernelCache:
             self.remote.put(name, binary, meta)
         return status
 
-    def _publish(self, name: str, binary: bytes, meta: dict, replace: bool = False) -> str:
+    def _publish(self, name: str, binary: bytes, meta: dict, replace: bool = False,
+                 counted: bool = True) -> str:
         """"published", "replaced", "exists", "foreign" (something else has the name), or
         "skipped" once a publish of this compile failed (the kernel is used all the same)."""
         if not self.writable:
@@ -220,7 +238,7 @@ class KernelCache:
                 # the directory, not the temporary name the publish failed on
                 self._fault(exc, "new kernels are not added to it in this compile", self.dir)
             return "skipped"
-        if status not in ("exists", "foreign"):
+        if counted and status not in ("exists", "foreign"):
             with self._lock:
                 self.stats.published += 1
         return status

@@ -19,6 +19,7 @@ import hashlib
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -34,7 +35,8 @@ from . import elf, support
 from .cgen import DataTemplate
 
 __all__ = ["Toolchain", "toolchain", "build", "compile_flags", "link_libs", "KernelBuildError",
-           "clean_stale_build_dirs"]
+           "clean_stale_build_dirs", "start_support_object", "stop_support_object",
+           "provide_support_object", "made_support_object"]
 
 CC = "cc"
 # -O3 vectorises the elementwise loops (portable x86-64 / aarch64 baseline: no -march, so an OM
@@ -135,20 +137,66 @@ def clean_stale_build_dirs(temp_root: str = "") -> list:
     return sweep(temp_root or tempfile.gettempdir(), BUILD_NAME)
 
 
-def _run(argv: list, work: str, what: str) -> None:
-    proc = subprocess.run(argv, cwd=work, capture_output=True, text=True, check=False,
-                          env=dict(os.environ, TMPDIR=work))
+class _Cancel:
+    """The compiler processes of one background make, killed when what they make is no longer
+    wanted: each runs in a session of its own, so the kill reaches its cc1 and as too, and a
+    Ctrl-C at the terminal reaches only us (the make is stopped from here, see build_graph)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._procs: set = set()
+        self.cancelled = False
+
+    def track(self, proc) -> None:
+        with self._lock:
+            self._procs.add(proc)
+            if self.cancelled:
+                _kill(proc)
+
+    def untrack(self, proc) -> None:
+        with self._lock:
+            self._procs.discard(proc)
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.cancelled = True
+            for proc in self._procs:
+                _kill(proc)
+
+
+def _kill(proc) -> None:
+    if proc.returncode is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _run(argv: list, work: str, what: str, cancel: Optional[_Cancel] = None) -> None:
+    proc = subprocess.Popen(argv, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=dict(os.environ, TMPDIR=work),
+                            start_new_session=cancel is not None)
+    if cancel is not None:
+        cancel.track(proc)
+    try:
+        _, stderr = proc.communicate()
+    finally:
+        if cancel is not None:
+            cancel.untrack(proc)
+    if cancel is not None and cancel.cancelled:
+        raise KernelBuildError("EP0110", {"kernel": what, "reason": "cancelled"})
     if proc.returncode != 0:
-        raise KernelBuildError("EP0110", {"kernel": what, "reason": proc.stderr[-2000:]})
+        raise KernelBuildError("EP0110", {"kernel": what, "reason": stderr[-2000:]})
 
 
-def _compile(work: str, source: str, name: str, debug_flags: tuple, what: str) -> None:
+def _compile(work: str, source: str, name: str, debug_flags: tuple, what: str,
+             cancel: Optional[_Cancel] = None) -> None:
     """`name`.c -> `name`.o in `work`, with the keyed flags and no path in the bytes."""
     with open(os.path.join(work, f"{name}.c"), "w", encoding="utf-8") as f:
         f.write(source)
     flags = [f for f in compile_flags(debug_flags) if f not in LINK_FLAGS]
     _run([toolchain().cc_path, *flags, f"-ffile-prefix-map={work}=.", "-c", "-o", f"{name}.o",
-          f"{name}.c"], work, what)
+          f"{name}.c"], work, what, cancel)
 
 
 def _in_work_dir(what: str, step):
@@ -165,12 +213,13 @@ def _in_work_dir(what: str, step):
 class _PerProcess:
     """Values made once per process, key by key: the build threads that ask for one while it
     is being made wait for it (one lock: what is made here is made once, early).  `start`
-    begins making one in a thread of its own, for a get() that comes later."""
+    begins making one in a thread of its own, for a get() that comes later; `stop` cancels
+    that while it still runs."""
 
     def __init__(self):
         self._lock = threading.Lock()
         self._values: dict = {}
-        self._started: set = set()
+        self._background: dict = {}             # key -> (thread, _Cancel) of a start()
         self._started_lock = threading.Lock()   # not _lock: that one is held while making
 
     def get(self, key, make):
@@ -179,20 +228,47 @@ class _PerProcess:
                 self._values[key] = make()
             return self._values[key]
 
-    def start(self, key, make) -> None:
-        """get(key, make) in a background thread, once per key; an error there is raised
-        again by the get() that needs the value (it makes it anew)."""
-        with self._started_lock:
-            if key in self._started:
-                return
-            self._started.add(key)
+    def peek(self, key):
+        """The value if it is made, else None (without waiting for a make)."""
+        return self._values.get(key)
 
-        def run():
+    def put(self, key, value) -> None:
+        """A value from elsewhere (the kernel cache), unless one is made or being made."""
+        if self._lock.acquire(blocking=False):
             try:
-                self.get(key, make)
-            except Exception:       # noqa: BLE001 - raised where the value is needed
-                pass
-        threading.Thread(target=run, name="ge-per-process", daemon=True).start()
+                self._values.setdefault(key, value)
+            finally:
+                self._lock.release()
+
+    def start(self, key, make) -> None:
+        """get(key, make) in a background thread, once per key (make(cancel) there, with the
+        _Cancel that stop() uses); an error there is raised again by the get() that needs the
+        value (it makes it anew)."""
+        with self._started_lock:
+            if key in self._background or key in self._values:
+                return
+            cancel = _Cancel()
+
+            def run():
+                try:
+                    self.get(key, lambda: make(cancel))
+                except Exception:       # noqa: BLE001 - raised where the value is needed
+                    pass
+            thread = threading.Thread(target=run, name="ge-per-process", daemon=True)
+            self._background[key] = (thread, cancel)
+        thread.start()
+
+    def stop(self, key, finish: bool = False) -> None:
+        """Wait for the thread of the start() of `key`, having cancelled it unless `finish`
+        (or its value is made already): its compiler processes killed, its work directory
+        removed.  A later start() begins anew."""
+        with self._started_lock:
+            started = self._background.pop(key, None)
+        if started is not None:
+            thread, cancel = started
+            if not finish and key not in self._values:
+                cancel.cancel()
+            thread.join()
 
     def clear(self) -> None:
         with self._lock:
@@ -208,16 +284,37 @@ _templates = _PerProcess()          # (template text, needs_blas) -> _Template
 
 def _make_support_object(debug_flags: tuple):
     """The maker of support.o (support.py): compiled (not linked) with the kernels' flags."""
-    def step(work):
-        _compile(work, support.SOURCE, "support", debug_flags, "support")
+    def step(work, cancel):
+        _compile(work, support.SOURCE, "support", debug_flags, "support", cancel)
         with open(os.path.join(work, "support.o"), "rb") as f:
             return f.read()
-    return lambda: _in_work_dir("support", step)
+    return lambda cancel=None: _in_work_dir("support", lambda work: step(work, cancel))
 
 
 def support_object(debug_flags: tuple = ()) -> bytes:
     """support.o: once per process and flag set."""
     return _support_objects.get(debug_flags, _make_support_object(debug_flags))
+
+
+def start_support_object(debug_flags: tuple = ()) -> None:
+    """Begin compiling support.o in the background now, for the kernels that will link it
+    (compile.prefetch_support: started before the passes, it is ready when they are built)."""
+    _support_objects.start(debug_flags, _make_support_object(debug_flags))
+
+
+def stop_support_object(debug_flags: tuple = (), finish: bool = False) -> None:
+    """End a background compile of support.o: cancelled, or with `finish` waited for."""
+    _support_objects.stop(debug_flags, finish)
+
+
+def provide_support_object(debug_flags: tuple, data: bytes) -> None:
+    """support.o from the kernel cache: no compile in this process."""
+    _support_objects.put(debug_flags, data)
+
+
+def made_support_object(debug_flags: tuple = ()) -> Optional[bytes]:
+    """support.o if this process has it already (compiled or provided), else None."""
+    return _support_objects.peek(debug_flags)
 
 
 def build_id(source: str, needs_blas: bool, debug_flags: tuple = ()) -> str:
@@ -234,7 +331,7 @@ def build(source: str, needs_blas: bool, debug_flags: tuple = (), what: str = ""
     when it calls into it (support.py), and return its bytes; with a `template` (and no debug
     flags), the template compiled once per process with this kernel's data written in."""
     if support.uses_support(source):    # beside this kernel's or template's own compile
-        _support_objects.start(debug_flags, _make_support_object(debug_flags))
+        start_support_object(debug_flags)
     if template is not None and not debug_flags:
         patched = _from_template(source, needs_blas, template, what)
         if patched is not None:

@@ -1,0 +1,98 @@
+"""The support object that kernels link, as an entry of the kernel cache (docs/cache.md, "The
+support object"): a cold compile of a model with convolutions compiles it beside the passes and
+caches it; a later compile that builds new kernels links the cached copy; a compile that fails
+before its kernels are built stops that compiler and leaves nothing behind.
+
+The C compiler is a logging wrapper named `cc` first on PATH, which runs the real one: the log
+shows what was compiled and by which process."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from e2e_helpers import all_entries, assert_entries_sound, entries, om_parts, support_entries
+
+# fails once the support object's compile has begun (as the wrapper's log shows)
+FAILING_PASS = """
+import os, time
+from ge.passes import FusionBasePass, PassStage, register_fusion_pass
+
+
+@register_fusion_pass(name="FailsWhileSupportCompiles", stage=PassStage.BEFORE_INFER_SHAPE)
+class FailsWhileSupportCompiles(FusionBasePass):
+    def run(self, graph, context):
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if os.path.exists(os.environ["CC_LOG"]) and \\
+                    "support.c" in open(os.environ["CC_LOG"]).read():
+                break
+            time.sleep(0.01)
+        raise ValueError("this pass gives up")
+"""
+
+
+def _wrapper(tmp_path: Path) -> Path:
+    """A directory holding `cc`: appends `<pid> <file.c>` to $CC_LOG for each compile; sleeps
+    $SUPPORT_SLEEP seconds before compiling support.c; then runs the real compiler."""
+    real = shutil.which("cc")
+    assert real is not None
+    directory = tmp_path / "wrapper"
+    directory.mkdir()
+    script = directory / "cc"
+    script.write_text(
+        "#!/bin/sh\n"
+        'for a in "$@"; do case "$a" in *.c) echo "$$ $a" >> "$CC_LOG";; esac; done\n'
+        'case " $* " in *" support.c "*) [ -n "$SUPPORT_SLEEP" ] && sleep "$SUPPORT_SLEEP";; esac\n'
+        f'exec {real} "$@"\n')
+    script.chmod(0o755)
+    return directory
+
+
+def _env(pyatc, wrapper: Path, log: Path, **extra) -> dict:
+    return dict(PATH=f"{wrapper}{os.pathsep}{pyatc.env['PATH']}", CC_LOG=str(log), **extra)
+
+
+def _compiled(log: Path) -> list:
+    return [line.split()[1] for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def test_cold_compile_caches_it_and_new_kernels_link_the_cached_copy(pyatc, tmp_path):
+    wrapper = _wrapper(tmp_path)
+    root = tmp_path / "cache"
+    first = pyatc.run(tmp_path / "a", "small", f"--op_compiler_cache_dir={root}",
+                      env=_env(pyatc, wrapper, tmp_path / "a.log")).ok()
+    assert _compiled(tmp_path / "a.log").count("support.c") == 1
+    assert len(support_entries(root)) == 1
+    assert_entries_sound(root)
+    kernels = first.report()["kernel_cache"]
+    assert kernels["compiles"] == kernels["kernels"] == len(entries(root))   # not counted
+
+    # other channel widths: new convolution kernels, linked with the cached support object
+    second = pyatc.run(tmp_path / "b", "small6", f"--op_compiler_cache_dir={root}",
+                       env=_env(pyatc, wrapper, tmp_path / "b.log")).ok()
+    compiled = _compiled(tmp_path / "b.log")
+    assert "kernel.c" in compiled and "support.c" not in compiled, compiled
+    assert second.report()["kernel_cache"]["compiles"] > 0
+    fresh = pyatc.run(tmp_path / "c", "small6", "--op_compiler_cache_dir=cache").ok()
+    assert om_parts(second.om) == om_parts(fresh.om)      # the cached copy: the same kernels
+
+
+def test_a_failing_compile_stops_the_early_support_compile(pyatc, tmp_path):
+    """A pass fails after the support object's compile began (the wrapper sleeps first, far
+    longer than the run may take): the run fails at once, the compiler's process is gone,
+    TMPDIR and the cache hold nothing of it."""
+    wrapper = _wrapper(tmp_path)
+    log = tmp_path / "cc.log"
+    failing = tmp_path / "failing_pass.py"
+    failing.write_text(FAILING_PASS)
+    run = pyatc.run(tmp_path / "w", "small", "--op_compiler_cache_dir=cache",
+                    env=_env(pyatc, wrapper, log, SUPPORT_SLEEP="3600",
+                             ASCEND_GE_PY_PASS_PATH=str(failing)))
+    assert run.rc == 255 and "E13028" in run.text and "Traceback" not in run.text, run.text
+    started = [line.split()[0] for line in log.read_text().splitlines()
+               if line.endswith(" support.c")]
+    assert len(started) == 1, log.read_text()
+    assert not os.path.exists(f"/proc/{started[0]}"), "the support compile still runs"
+    assert os.listdir(pyatc.tmp / "tmpdir") == []
+    assert all_entries(tmp_path / "w" / "cache") == []
