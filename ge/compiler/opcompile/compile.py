@@ -219,7 +219,7 @@ def _build_all(pending: list, jobs: int, total: int) -> None:
     progress.report("kernels", done, total)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {pool.submit(build, t.source, t.needs_blas, t.flags, t.name, t.template): t
-                   for t in pending}
+                   for t in _submission_order(pending)}
         try:
             for future in as_completed(futures):
                 futures[future].binary = future.result()
@@ -229,9 +229,23 @@ def _build_all(pending: list, jobs: int, total: int) -> None:
                     fault_point("kernels.half")          # test-only; other builds still run
         except BaseException as exc:
             pool.shutdown(wait=True, cancel_futures=True)
-            failed = [f.exception() for f in futures
+            future_of = {id(t): f for f, t in futures.items()}
+            failed = [f.exception() for f in (future_of[id(t)] for t in pending)
                       if isinstance(exc, Exception) and not f.cancelled() and f.exception()]
             raise (failed[0] if failed else exc) from None
+
+
+def _submission_order(pending: list) -> list:
+    """The tasks in the order the workers take them: the later kernels of a template after
+    all others, as they only wait for its first kernel's compile (build.py) and would hold
+    workers that the other kernels' compiles could use meanwhile (cold ResNet-50: its pooling
+    and matmul kernels compiled beside the convolution template, not after it)."""
+    first, later, templates = [], [], set()
+    for task in pending:
+        key = (task.template.text, task.needs_blas) if task.template and not task.flags else None
+        (later if key is not None and key in templates else first).append(task)
+        templates.add(key)
+    return first + later
 
 
 def compile_ops(graph, options: Mapping[str, str]) -> CompiledKernels:
