@@ -54,7 +54,8 @@ def soc_dir(root) -> Path:
     return Path(root) / "kernel_cache" / "Ascend310"
 
 
-SUPPORT_PREFIX = "te_ge_support_"   # the entry of the object kernels link (docs/cache.md)
+# entries of the object kernels link and of templates (docs/cache.md), not kernels
+OBJECT_PREFIXES = ("te_ge_support_", "te_ge_template_")
 
 
 def all_entries(root) -> list:
@@ -64,8 +65,8 @@ def all_entries(root) -> list:
 
 
 def final_entries(root) -> list:
-    """The kernels' entries (not the support object's)."""
-    return [n for n in all_entries(root) if not n.startswith(SUPPORT_PREFIX)]
+    """The kernels' entries (not the support object's or the templates')."""
+    return [n for n in all_entries(root) if not n.startswith(OBJECT_PREFIXES)]
 
 
 def temporaries(root) -> list:

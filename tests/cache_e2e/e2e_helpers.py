@@ -134,6 +134,7 @@ def soc_dir(root) -> Path:
 
 
 SUPPORT_PREFIX = "te_ge_support_"   # the entry of the object kernels link (docs/cache.md)
+TEMPLATE_PREFIX = "te_ge_template_"  # entries of templates, which kernels are copies of
 
 
 def all_entries(root) -> List[str]:
@@ -144,12 +145,16 @@ def all_entries(root) -> List[str]:
 
 
 def entries(root) -> List[str]:
-    """The kernels' entries (not the support object's)."""
-    return [n for n in all_entries(root) if not n.startswith(SUPPORT_PREFIX)]
+    """The kernels' entries (not the support object's or the templates')."""
+    return [n for n in all_entries(root) if not n.startswith((SUPPORT_PREFIX, TEMPLATE_PREFIX))]
 
 
 def support_entries(root) -> List[str]:
     return [n for n in all_entries(root) if n.startswith(SUPPORT_PREFIX)]
+
+
+def template_entries(root) -> List[str]:
+    return [n for n in all_entries(root) if n.startswith(TEMPLATE_PREFIX)]
 
 
 def temporaries(root) -> List[str]:

@@ -1,17 +1,19 @@
-"""The support object that kernels link, as an entry of the kernel cache (docs/cache.md, "The
-support object"): a cold compile of a model with convolutions compiles it beside the passes and
-caches it; a later compile that builds new kernels links the cached copy; a compile that fails
-before its kernels are built stops that compiler and leaves nothing behind.
+"""The support object that kernels link and the convolution template, as entries of the kernel
+cache (docs/cache.md, "The support object and templates"): a cold compile of a model with
+convolutions compiles the support object beside the passes and caches both; a later compile
+that builds new convolution kernels compiles neither again; a compile that fails before its
+kernels are built stops the support object's compiler and leaves nothing behind.
 
 The C compiler is a logging wrapper named `cc` first on PATH, which runs the real one: the log
-shows what was compiled and by which process."""
+shows what was compiled (the file, and the op its banner names) and by which process."""
 from __future__ import annotations
 
 import os
 import shutil
 from pathlib import Path
 
-from e2e_helpers import all_entries, assert_entries_sound, entries, om_parts, support_entries
+from e2e_helpers import (all_entries, assert_entries_sound, entries, om_parts, support_entries,
+                         template_entries)
 
 # fails once the support object's compile has begun (as the wrapper's log shows)
 FAILING_PASS = """
@@ -33,8 +35,9 @@ class FailsWhileSupportCompiles(FusionBasePass):
 
 
 def _wrapper(tmp_path: Path) -> Path:
-    """A directory holding `cc`: appends `<pid> <file.c>` to $CC_LOG for each compile; sleeps
-    $SUPPORT_SLEEP seconds before compiling support.c; then runs the real compiler."""
+    """A directory holding `cc`: appends `<pid> <file.c> <first line of it>` to $CC_LOG for
+    each compile; sleeps $SUPPORT_SLEEP seconds before compiling support.c; then runs the real
+    compiler."""
     real = shutil.which("cc")
     assert real is not None
     directory = tmp_path / "wrapper"
@@ -42,7 +45,8 @@ def _wrapper(tmp_path: Path) -> Path:
     script = directory / "cc"
     script.write_text(
         "#!/bin/sh\n"
-        'for a in "$@"; do case "$a" in *.c) echo "$$ $a" >> "$CC_LOG";; esac; done\n'
+        'for a in "$@"; do case "$a" in *.c) echo "$$ $a $(head -n 1 "$a")" >> "$CC_LOG";; '
+        'esac; done\n'
         'case " $* " in *" support.c "*) [ -n "$SUPPORT_SLEEP" ] && sleep "$SUPPORT_SLEEP";; esac\n'
         f'exec {real} "$@"\n')
     script.chmod(0o755)
@@ -54,26 +58,34 @@ def _env(pyatc, wrapper: Path, log: Path, **extra) -> dict:
 
 
 def _compiled(log: Path) -> list:
-    return [line.split()[1] for line in log.read_text().splitlines()] if log.exists() else []
+    """`support.c`, or `kernel.c <op type>` for each compile."""
+    if not log.exists():
+        return []
+    return [line.split()[1] if line.split()[1] == "support.c"
+            else f"kernel.c {line.split(', op ')[1].split('.')[0]}"
+            for line in log.read_text().splitlines()]
 
 
-def test_cold_compile_caches_it_and_new_kernels_link_the_cached_copy(pyatc, tmp_path):
+def test_cold_compile_caches_both_and_new_kernels_compile_neither(pyatc, tmp_path):
     wrapper = _wrapper(tmp_path)
     root = tmp_path / "cache"
     first = pyatc.run(tmp_path / "a", "small", f"--op_compiler_cache_dir={root}",
                       env=_env(pyatc, wrapper, tmp_path / "a.log")).ok()
-    assert _compiled(tmp_path / "a.log").count("support.c") == 1
-    assert len(support_entries(root)) == 1
+    compiled = _compiled(tmp_path / "a.log")
+    assert compiled.count("support.c") == 1 and compiled.count("kernel.c Conv2D") == 1, compiled
+    assert len(support_entries(root)) == len(template_entries(root)) == 1
     assert_entries_sound(root)
     kernels = first.report()["kernel_cache"]
     assert kernels["compiles"] == kernels["kernels"] == len(entries(root))   # not counted
 
-    # other channel widths: new convolution kernels, linked with the cached support object
+    # other channel widths: new convolution kernels, copies of the cached template
     second = pyatc.run(tmp_path / "b", "small6", f"--op_compiler_cache_dir={root}",
                        env=_env(pyatc, wrapper, tmp_path / "b.log")).ok()
     compiled = _compiled(tmp_path / "b.log")
-    assert "kernel.c" in compiled and "support.c" not in compiled, compiled
-    assert second.report()["kernel_cache"]["compiles"] > 0
+    assert "support.c" not in compiled and "kernel.c Conv2D" not in compiled, compiled
+    stats = second.report()["kernel_cache"]
+    assert stats["compiles"] > 0 and stats["misses"] > 0, stats
+    assert len(entries(root)) > kernels["kernels"]
     fresh = pyatc.run(tmp_path / "c", "small6", "--op_compiler_cache_dir=cache").ok()
     assert om_parts(second.om) == om_parts(fresh.om)      # the cached copy: the same kernels
 
@@ -91,7 +103,7 @@ def test_a_failing_compile_stops_the_early_support_compile(pyatc, tmp_path):
                              ASCEND_GE_PY_PASS_PATH=str(failing)))
     assert run.rc == 255 and "E13028" in run.text and "Traceback" not in run.text, run.text
     started = [line.split()[0] for line in log.read_text().splitlines()
-               if line.endswith(" support.c")]
+               if line.split()[1] == "support.c"]
     assert len(started) == 1, log.read_text()
     assert not os.path.exists(f"/proc/{started[0]}"), "the support compile still runs"
     assert os.listdir(pyatc.tmp / "tmpdir") == []

@@ -30,8 +30,8 @@ def test_push_verify_fix_and_stats(cli, servers, reference, tmp_path, tmp_path_f
     root = tmp_path / "cache"
     a_root = [p for p in tmp_path_factory.getbasetemp().glob("machine_a*/resnet50/cache")][0]
     shutil.copytree(a_root, root)
-    names = all_entries(root)       # the kernels and the support object they link
-    assert len(names) == len(reference["resnet50"][2]) + 1
+    names = all_entries(root)       # the kernels, the support object and the template
+    assert len(names) == len(reference["resnet50"][2]) + 2
     stores = f"{servers.redis.url(9)} {servers.nginx.url('pushed')}"
     status, out, _ = cli("push", "--dir", str(root), "--remote", stores)
     assert status == 0 and out.count(f"pushed {len(names)} entries") == 2, out

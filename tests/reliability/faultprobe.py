@@ -138,10 +138,10 @@ def soc_dir(root: Path) -> Path:
 
 
 def entries(root: Path) -> list:
-    """The kernels' entries (not the support object's, te_ge_support_*)."""
+    """The kernels' entries (not the support object's or the templates', te_ge_*)."""
     d = soc_dir(root)
     return sorted(p.name for p in d.iterdir() if p.name.startswith("te_")
-                  and not p.name.startswith("te_ge_support_")) if d.is_dir() else []
+                  and not p.name.startswith("te_ge_")) if d.is_dir() else []
 
 
 def report(run: Run) -> dict:

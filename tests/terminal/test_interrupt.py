@@ -34,14 +34,14 @@ def _temporaries(directory) -> list:
 
 def assert_nothing_left(session, published: int) -> None:
     """No OM, no temporary in the output directory, the cache (root and SoC directory) or
-    TMPDIR; exactly `published` kernel entries (and maybe the support object's), each one
-    complete."""
+    TMPDIR; exactly `published` kernel entries (and maybe the support object's and a
+    template's), each one complete."""
     assert sorted(os.listdir(session.cwd)) == ["m.onnx"]
     soc_dir = session.cache / "kernel_cache" / SOC
     for directory in (session.cwd, session.cache, soc_dir, session.tmpdir):
         assert _temporaries(directory) == [], directory
     entries = list_entries(str(soc_dir))
-    kernels = [name for name in entries if not name.startswith("te_ge_support_")]
+    kernels = [name for name in entries if not name.startswith("te_ge_")]
     assert len(kernels) == published, entries
     for name in entries:
         found = lookup(str(soc_dir), name, refresh=False)

@@ -36,7 +36,7 @@ from .cgen import DataTemplate
 
 __all__ = ["Toolchain", "toolchain", "build", "compile_flags", "link_libs", "KernelBuildError",
            "clean_stale_build_dirs", "start_support_object", "stop_support_object",
-           "provide_support_object", "made_support_object"]
+           "provide_support_object", "made_support_object", "provide_template", "made_template"]
 
 CC = "cc"
 # -O3 vectorises the elementwise loops (portable x86-64 / aarch64 baseline: no -march, so an OM
@@ -366,9 +366,23 @@ class _Template:
     build_id: tuple                 # (file offset, size) of the build-id's bytes
 
 
-def _compiled_template(text: str, needs_blas: bool, what: str) -> _Template:
-    binary = build(text, needs_blas, (), what)
+def _template_of(binary: bytes) -> _Template:
     return _Template(binary, elf.symbol_ranges(binary), elf.build_id_range(binary) or (0, -1))
+
+
+def _compiled_template(text: str, needs_blas: bool, what: str) -> _Template:
+    return _template_of(build(text, needs_blas, (), what))
+
+
+def provide_template(template: DataTemplate, needs_blas: bool, binary: bytes) -> None:
+    """A template's compiled binary from the kernel cache: no compile in this process."""
+    _templates.put((template.text, needs_blas), _template_of(binary))
+
+
+def made_template(template: DataTemplate, needs_blas: bool) -> Optional[bytes]:
+    """A template's binary if this process has it already (compiled or provided), else None."""
+    made = _templates.peek((template.text, needs_blas))
+    return made.binary if made is not None else None
 
 
 def _from_template(source: str, needs_blas: bool, template: DataTemplate,

@@ -148,6 +148,7 @@ def write_kernel_meta(tasks: list, options: Mapping[str, str]) -> None:
 
 
 SUPPORT_ENTRY = "ge_support"      # the support object's cache entries: te_ge_support_<key>
+TEMPLATE_ENTRY = "ge_template"    # a template's compiled binary: te_ge_template_<key>
 ALWAYS_SUPPORT = frozenset({"conv2d"})  # generator families whose kernels all link it
 
 
@@ -187,27 +188,57 @@ def stop_prefetch() -> None:
     _build.stop_support_object()
 
 
-def _support_from_cache(cache, pending: list) -> None:
-    """The support object of the pending kernels from the cache, when this process has none."""
-    if cache.settings.mode != "enable" or _build.made_support_object() is not None:
+def _template_entry(task: _Task) -> tuple:
+    """(name, meta) of the cache entry of a template's binary (build.py: the kernel text that
+    kernels differing only in data are patched copies of), keyed like a kernel."""
+    text = task.template.text
+    fields = {"object": "template", "source_sha256": hashlib.sha256(text.encode()).hexdigest(),
+              "flags": list(compile_flags()) + link_libs(task.needs_blas),
+              "toolchain": toolchain().identity(task.needs_blas)}
+    if support.uses_support(text):
+        fields["support_sha256"] = support.SOURCE_SHA256
+    key = kcache.kernel_key(fields)
+    return (kcache.kernel_name(TEMPLATE_ENTRY, key),
+            {"object": "template", "key": key, "key_material": kcache.key_material(fields)})
+
+
+def _templates_of(pending: list) -> list:
+    """One task per distinct template of the pending kernels (debug builds have none)."""
+    return list({(t.template.text, t.needs_blas): t for t in pending
+                 if t.template is not None and not t.flags}.values())
+
+
+def _objects_from_cache(cache, pending: list) -> None:
+    """The support object and the templates the pending kernels need, from the cache, when
+    this process has none: a new kernel of a known kind is then a link, or a patched copy."""
+    if cache.settings.mode != "enable":
         return
-    if any(support.uses_support(t.source) and not t.flags for t in pending):
+    if _build.made_support_object() is None and any(
+            support.uses_support(t.source) and not t.flags for t in pending):
         found = cache.own(_support_entry()[0])
         if found is not None:
             _build.provide_support_object((), found[0])
+    for task in _templates_of(pending):
+        if _build.made_template(task.template, task.needs_blas) is None:
+            found = cache.own(_template_entry(task)[0])
+            if found is not None:
+                _build.provide_template(task.template, task.needs_blas, found[0])
 
 
-def _keep_support(cache) -> None:
-    """Cache the support object made in this process (a prefetched one is waited for, so that
-    a cache whose kernels all hit gets it too, once); force mode replaces it."""
+def _keep_objects(cache, pending: list) -> None:
+    """Cache the support object and the templates made in this process (a prefetched support
+    object is waited for, so that a cache whose kernels all hit gets it too, once); force mode
+    replaces them."""
     _build.stop_support_object(finish=True)
-    made = _build.made_support_object()
-    if made is None or not cache.writable:
+    if not cache.writable:
         return
-    name, meta = _support_entry()
+    made = [(_support_entry(), _build.made_support_object())]
+    made += [(_template_entry(t), _build.made_template(t.template, t.needs_blas))
+             for t in _templates_of(pending)]
     force = cache.settings.mode == "force"
-    if force or not os.path.lexists(os.path.join(cache.dir, name)):
-        cache.keep(name, made, meta, replace=force)
+    for (name, meta), binary in made:
+        if binary is not None and (force or not os.path.lexists(os.path.join(cache.dir, name))):
+            cache.keep(name, binary, meta, replace=force)
 
 
 def _build_all(pending: list, jobs: int, total: int) -> None:
@@ -288,7 +319,7 @@ def compile_ops(graph, options: Mapping[str, str]) -> CompiledKernels:
         pending.append(task)
     jobs = min(parallel_jobs(), max(len(pending), 1))
     if cache is not None:
-        _support_from_cache(cache, pending)
+        _objects_from_cache(cache, pending)
     if pending:
         _build_all(pending, jobs, len(tasks))
         for task in pending:
@@ -297,7 +328,7 @@ def compile_ops(graph, options: Mapping[str, str]) -> CompiledKernels:
                 cache.put(task.name, task.binary, task.meta, replace=settings.mode == "force")
         write_kernel_meta([t for t in pending if t.bypass], options)
     if cache is not None:
-        _keep_support(cache)
+        _keep_objects(cache, pending)
         cache.close()                   # connections to remote stores
     result = CompiledKernels()
     seen = set()
