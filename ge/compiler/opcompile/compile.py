@@ -7,6 +7,9 @@ verified bytes; misses are compiled by `TE_PARALLEL_COMPILER` worker threads (ea
 system C compiler as a subprocess) and published.  The result lists kernels in first-use order,
 so the OM is the same whatever the number of jobs and whatever was cached.  Progress (`kernels`,
 done, total) goes to ge.compiler.progress as each kernel is built, from the calling thread.
+The support object and the templates that kernels are built from (build.py) are cache entries
+of their own, not counted with the kernels; `prefetch_support` starts the support object's
+compile before the passes (docs/cache.md, "The support object and templates").
 """
 from __future__ import annotations
 
