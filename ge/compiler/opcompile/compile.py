@@ -150,19 +150,24 @@ def write_kernel_meta(tasks: list, options: Mapping[str, str]) -> None:
         raise GeError("E13004", {"file": path, "reason": os_reason(exc)}) from None
 
 
-SUPPORT_ENTRY = "ge_support"      # the support object's cache entries: te_ge_support_<key>
-TEMPLATE_ENTRY = "ge_template"    # a template's compiled binary: te_ge_template_<key>
 ALWAYS_SUPPORT = frozenset({"conv2d"})  # generator families whose kernels all link it
 
 
-def _support_entry() -> tuple:
-    """(name, meta) of the cache entry of the support object built with the kernels' own
-    flags: keyed like a kernel by what determines its bytes."""
-    fields = {"object": "support", "support_sha256": support.SOURCE_SHA256,
-              "flags": compile_flags(), "toolchain": toolchain().identity(False)}
+def _object_entry(kind: str, fields: dict) -> tuple:
+    """(name, meta) of the cache entry `te_ge_<kind>_<key>` of an object that is not a kernel
+    ("support": the support object; "template": a template's binary), keyed like a kernel by
+    what determines its bytes."""
+    fields = dict(fields, object=kind)
     key = kcache.kernel_key(fields)
-    return (kcache.kernel_name(SUPPORT_ENTRY, key),
-            {"object": "support", "key": key, "key_material": kcache.key_material(fields)})
+    return (kcache.kernel_name(f"ge_{kind}", key),
+            {"object": kind, "key": key, "key_material": kcache.key_material(fields)})
+
+
+def _support_entry() -> tuple:
+    """The support object built with the kernels' own flags."""
+    return _object_entry("support", {"support_sha256": support.SOURCE_SHA256,
+                                     "flags": compile_flags(),
+                                     "toolchain": toolchain().identity(False)})
 
 
 def prefetch_support(graph, options: Mapping[str, str]) -> bool:
@@ -192,17 +197,15 @@ def stop_prefetch() -> None:
 
 
 def _template_entry(task: _Task) -> tuple:
-    """(name, meta) of the cache entry of a template's binary (build.py: the kernel text that
-    kernels differing only in data are patched copies of), keyed like a kernel."""
+    """A template's binary (build.py: the kernel text that kernels differing only in data are
+    patched copies of)."""
     text = task.template.text
-    fields = {"object": "template", "source_sha256": hashlib.sha256(text.encode()).hexdigest(),
+    fields = {"source_sha256": hashlib.sha256(text.encode()).hexdigest(),
               "flags": list(compile_flags()) + link_libs(task.needs_blas),
               "toolchain": toolchain().identity(task.needs_blas)}
     if support.uses_support(text):
         fields["support_sha256"] = support.SOURCE_SHA256
-    key = kcache.kernel_key(fields)
-    return (kcache.kernel_name(TEMPLATE_ENTRY, key),
-            {"object": "template", "key": key, "key_material": kcache.key_material(fields)})
+    return _object_entry("template", fields)
 
 
 def _templates_of(pending: list) -> list:
