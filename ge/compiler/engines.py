@@ -25,6 +25,7 @@ from ge.ops import Role
 
 __all__ = ["Engine", "ENGINES", "EXCLUDE_TOKENS", "GE_LOCAL_ROLES", "AICORE",
            "VECTOR", "AICPU", "GE_LOCAL", "COMPILED_ENGINES", "place_engines", "excluded_engines",
+           "kernels_excluded",
            "supported_engines", "ATTR_ENGINE", "ATTR_KERNEL_LIB", "ATTR_OP_KERNEL_LIB"]
 
 log = logging.getLogger(__name__)
@@ -70,20 +71,33 @@ OPT_ENGINE_TYPE = "ge.engineType"
 WARN_UNKNOWN_ENGINE = "WP0110"
 
 
-def excluded_engines(options: Mapping[str, str]) -> set:
-    """Engines excluded by `ge.exec.exclude_engines` plus the implicit core-type rule (§2.2)."""
-    out = set()
+def _excluded(options: Mapping[str, str]) -> tuple:
+    """(engines excluded by `ge.exec.exclude_engines` plus the implicit core-type rule (§2.2),
+    the unknown tokens)."""
+    out, unknown = set(), []
     for token in (options.get(OPT_EXCLUDE) or "").split("|"):
         token = token.strip()
-        if not token:
-            continue
-        engine = EXCLUDE_TOKENS.get(token)
-        if engine is None:
-            warn(WARN_UNKNOWN_ENGINE, {"name": token, "known": ", ".join(EXCLUDE_TOKENS)})
-            continue
-        out.add(engine)
+        if token and token not in EXCLUDE_TOKENS:
+            unknown.append(token)
+        elif token:
+            out.add(EXCLUDE_TOKENS[token])
     out.add(AICORE if (options.get(OPT_ENGINE_TYPE) or "").strip() == "VectorCore" else VECTOR)
+    return out, unknown
+
+
+def excluded_engines(options: Mapping[str, str]) -> set:
+    """Engines excluded by `ge.exec.exclude_engines` plus the implicit core-type rule (§2.2);
+    an unknown token is warned (WP0110) and ignored."""
+    out, unknown = _excluded(options)
+    for token in unknown:
+        warn(WARN_UNKNOWN_ENGINE, {"name": token, "known": ", ".join(EXCLUDE_TOKENS)})
     return out
+
+
+def kernels_excluded(options: Mapping[str, str]) -> bool:
+    """True when every engine whose ops get compiled kernels is excluded (nothing to compile),
+    without warning of unknown tokens (excluded_engines does, once per compile)."""
+    return set(COMPILED_ENGINES) <= _excluded(options)[0]
 
 
 def supported_engines(node) -> tuple:

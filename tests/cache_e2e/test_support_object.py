@@ -8,6 +8,7 @@ The C compiler is a logging wrapper named `cc` first on PATH, which runs the rea
 shows what was compiled (the file, and the op its banner names) and by which process."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -108,3 +109,24 @@ def test_a_failing_compile_stops_the_early_support_compile(pyatc, tmp_path):
     assert not os.path.exists(f"/proc/{started[0]}"), "the support compile still runs"
     assert os.listdir(pyatc.tmp / "tmpdir") == []
     assert all_entries(tmp_path / "w" / "cache") == []
+
+
+def test_the_early_start_is_a_guess_that_never_fails_or_repeats_a_compile(pyatc, tmp_path):
+    """Its look at the cache settings warns nothing (a bad size is warned once, by the
+    compile), and without a C compiler a model whose ops all run on AiCpu still compiles."""
+    res = pyatc.run(tmp_path / "w", "small", "--op_compiler_cache_dir=cache",
+                    env={"ASCEND_MAX_OP_CACHE_SIZE": "lots"}).ok()
+    assert res.text.count("WP0111") == 1, res.text
+    bare = tmp_path / "bin"                 # a PATH with what pyatc's script runs, no cc
+    bare.mkdir()
+    for tool in ("readlink", "dirname", "realpath"):
+        (bare / tool).symlink_to(shutil.which(tool))
+    raw = tmp_path / "exclude.json"
+    raw.write_text(json.dumps(
+        {"compile options": {"graph": {"ge.exec.exclude_engines": "AiCore|AiVec"}}}))
+    aicpu = pyatc.run(tmp_path / "a", "small", "--op_compiler_cache_dir=cache",
+                      f"--raw_ge_options={raw}",
+                      env={"PATH": str(bare),
+                           "PYTHON": shutil.which("python3", path=pyatc.env["PATH"])})
+    assert aicpu.rc == 0 and "EP0114" not in aicpu.text, aicpu.text
+    assert not (tmp_path / "a" / "cache").exists()      # nothing compiled, nothing cached

@@ -256,7 +256,9 @@ def parse_op_debug_config(path: str) -> tuple:
 
 
 def resolve(options: Mapping[str, str], env: Optional[Mapping[str, str]] = None,
-            read_ini: bool = True) -> CacheSettings:
+            read_ini: bool = True, quiet: bool = False) -> CacheSettings:
+    """The cache settings of a compile; `quiet`: without op_cache.ini and the size limits
+    (defaults), so nothing is warned: for a look ahead of the compile's own resolve()."""
     env = os.environ if env is None else env
     mode = (options.get(OPT_MODE) or DEFAULT_MODE).strip()
     if mode not in MODES:
@@ -269,8 +271,9 @@ def resolve(options: Mapping[str, str], env: Optional[Mapping[str, str]] = None,
     root = cache_root(options, env)
     cache_dir = os.path.join(root, "kernel_cache", soc_dir_name(options))
     ini_path = ini_path_for(root)
-    ini_text = read_ini_text(ini_path) if read_ini else None
-    max_mb, ratio, source = size_limits(ini_text, env, ini_path)
+    ini_text = read_ini_text(ini_path) if read_ini and not quiet else None
+    max_mb, ratio, source = ((DEFAULT_MAX_MB, DEFAULT_RATIO, "default") if quiet
+                             else size_limits(ini_text, env, ini_path))
     bypass, debug_list, debug_flags = "", (), ()
     if level != "0":
         bypass = f"ge.opDebugLevel={level}"

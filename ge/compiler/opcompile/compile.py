@@ -26,7 +26,7 @@ from ge.errors import GeError, warn
 from ge.fsutil import fault_point, os_reason, publish
 from ge.compiler import cache as kcache
 from ge.compiler import progress
-from ge.compiler.engines import ATTR_ENGINE, COMPILED_ENGINES
+from ge.compiler.engines import ATTR_ENGINE, COMPILED_ENGINES, kernels_excluded
 from . import support
 from . import build as _build
 from .build import build, clean_stale_build_dirs, compile_flags, link_libs, toolchain
@@ -175,18 +175,24 @@ def prefetch_support(graph, options: Mapping[str, str]) -> bool:
     whose kernels always link it and the kernel cache holds no copy: the compiler runs on the
     core the passes leave idle, and the object is ready when the kernels are linked (cold
     ResNet-50: 0.3 s less, docs/cache.md).  compile_ops waits for it and caches it, or
-    stop_prefetch cancels it."""
-    settings = kcache.resolve(options)
-    if settings.bypass:                 # every kernel is built with the debug flags
+    stop_prefetch cancels it.  A guess never fails a compile: what it cannot find out (no C
+    compiler: a compile whose ops all run on AiCpu needs none) says no."""
+    if kernels_excluded(options):
         return False
     families = {gen.family for gen in map(generator_for, {n.type for n in graph.get_all_nodes()})
                 if gen is not None}
     if not families & ALWAYS_SUPPORT:
         return False
-    if settings.enabled and settings.mode == "enable":
-        name, _ = _support_entry()
-        if os.path.lexists(os.path.join(settings.cache_dir, name)):
+    try:
+        settings = kcache.resolve(options, quiet=True)    # compile_ops' own resolve warns
+        if settings.bypass:             # every kernel is built with the debug flags
             return False
+        if settings.enabled and settings.mode == "enable":
+            name, _ = _support_entry()
+            if os.path.lexists(os.path.join(settings.cache_dir, name)):
+                return False
+    except (GeError, OSError):
+        return False
     _build.start_support_object()
     return True
 
