@@ -182,8 +182,8 @@ class KernelCache:
 
     def own(self, name: str):
         """Verified (binary, meta) of a local entry that is not a kernel (the operator
-        compiler's support object), or None: not counted with the kernels, never read from the
-        remote stores; a corrupt one is warned and removed like a kernel's."""
+        compiler's support object, a template), or None: no hit or miss counted, never read
+        from the remote stores; a corrupt one is warned, counted and removed like a kernel's."""
         found = lookup(self.dir, name, refresh=self.settings.aging)
         if found.status == "corrupt":
             self._corrupt(name, found)
