@@ -89,6 +89,14 @@ def measured(argv: list, cwd: Path) -> tuple[float, int]:
     return float(wall), int(peak) << 10
 
 
+def fresh(directory: Path) -> Path:
+    """An empty `directory`: every measured run writes new files, as cp does (replacing a
+    large file frees its blocks first: seconds on ext4 for 6.7 GB, outside cp's timing too)."""
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir()
+    return directory
+
+
 def ours(model: Path, out: Path, *extra) -> list:
     return [sys.executable, "-m", "ge.atc", f"--model={model}", "--framework=5",
             f"--output={out}", SOC, F32, *extra]
@@ -143,8 +151,7 @@ def bench_size(target: int, work: Path, runs: int, ort_max: int, full: bool) -> 
     copy_dir = work / "copy"
     cp_times, cp_sync = [], []
     for _ in range(max(runs, 2)):
-        shutil.rmtree(copy_dir, ignore_errors=True)
-        copy_dir.mkdir()
+        fresh(copy_dir)
         os.sync()
         t = time.perf_counter()
         subprocess.run(["cp", "--reflink=never", str(model), str(model_dir / DATA_NAME),
@@ -160,9 +167,7 @@ def bench_size(target: int, work: Path, runs: int, ort_max: int, full: bool) -> 
     shutil.rmtree(warm)
     for label, extra in (("ours", ()), ("ours_ext2", ("--external_weight=2",))):
         out_dir = work / f"out_{label}"
-        shutil.rmtree(out_dir, ignore_errors=True)
-        out_dir.mkdir()
-        figures = [measured(ours(model, out_dir / "net", *extra), out_dir)
+        figures = [measured(ours(model, out_dir / "net", *extra), fresh(out_dir))
                    for _ in range(runs)]
         row[label] = statistics.median(f[0] for f in figures)
         row[label + "_rss"] = max(f[1] for f in figures)
@@ -172,10 +177,8 @@ def bench_size(target: int, work: Path, runs: int, ort_max: int, full: bool) -> 
         shutil.rmtree(out_dir)
     if size <= ort_max:
         out_dir = work / "out_ort"
-        shutil.rmtree(out_dir, ignore_errors=True)
-        out_dir.mkdir()
         figures = [measured([sys.executable, "-c", ORT, str(model), str(out_dir / "opt.onnx")],
-                            out_dir) for _ in range(runs)]
+                            fresh(out_dir)) for _ in range(runs)]
         row["ort"] = statistics.median(f[0] for f in figures)
         row["ort_rss"] = max(f[1] for f in figures)
         shutil.rmtree(out_dir)

@@ -68,6 +68,19 @@ def sha256_of(data) -> str:
     return digest.hexdigest()
 
 
+def _hashes(datas: list) -> list:
+    """sha256_of each, on all cores (hashlib releases the GIL): 6.7 GB of weights take
+    ~4.8 s on one core here, before any weight file can be laid out."""
+    if sum(memoryview(d).nbytes for d in datas) < _PARALLEL_HASH_BYTES:
+        return [sha256_of(d) for d in datas]
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        return list(pool.map(sha256_of, datas))
+
+
+_PARALLEL_HASH_BYTES = 64 << 20   # below this a thread pool costs more than it saves
+
+
 @dataclass
 class _Blob:
     sha: str
@@ -103,11 +116,10 @@ def externalize(pairs, om_path: str, mode: str) -> list:
     files to write, as (path, parts) in the order to publish them."""
     blobs: dict[str, _Blob] = {}
     end = 0
-    for op, data in pairs:
-        data = computed(data)                 # a derived constant (ge.graph.derived)
-        if memoryview(data).nbytes == 0:
-            continue                          # an empty constant stays a Const
-        sha = sha256_of(data)
+    # a derived constant (ge.graph.derived) is computed; an empty one stays a Const
+    pairs = [(op, data) for op, data in ((op, computed(d)) for op, d in pairs)
+             if memoryview(data).nbytes]
+    for (op, data), sha in zip(pairs, _hashes([data for _, data in pairs])):
         blob = blobs.get(sha)
         if blob is None:
             offset = _round_up(end, WEIGHTS_ALIGN)

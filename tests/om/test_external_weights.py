@@ -320,3 +320,41 @@ def test_a_symlinked_model_in_another_directory_compiles(models, oms, atc_main, 
     run = atc_main(f"--model={tmp_path / 'escape' / 'm.onnx'}", "--framework=5",
                    "--output=net", SOC, F32, cwd=tmp_path)
     assert run.rc == 255 and "E13026" in run.text and "outside the model directory" in run.text
+
+
+def test_identical_weights_share_one_file_and_block(tmp_path, atc_main):
+    """72 MiB of weights (hashed on all cores), two of them identical: --external_weight=1
+    writes one file per distinct content, named by its sha256, and =2 one block per content;
+    both OMs compute x @ A + x @ B and x @ C."""
+    import hashlib
+    import ge.runtime
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((2048, 4096)).astype(np.float32)          # 32 MiB, twice
+    c = rng.standard_normal((2048, 1024)).astype(np.float32)          # 8 MiB
+    nodes = [helper.make_node("MatMul", ["x", "A"], ["ha"]),
+             helper.make_node("MatMul", ["x", "B"], ["hb"]),
+             helper.make_node("Add", ["ha", "hb"], ["y"]),
+             helper.make_node("MatMul", ["x", "C"], ["z"])]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2048])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4096]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 1024])],
+        [numpy_helper.from_array(v, k) for k, v in (("A", a), ("B", a.copy()), ("C", c))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save_model(model, str(tmp_path / "m.onnx"), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="m.bin", size_threshold=1024)
+    x = rng.standard_normal((2, 2048)).astype(np.float32)
+    sha = {hashlib.sha256(v.tobytes()).hexdigest(): v.nbytes for v in (a, c)}
+    for mode in ("1", "2"):
+        om = _compile(atc_main, tmp_path / "m.onnx", tmp_path / mode, f"--external_weight={mode}")
+        fcs = _file_constants(om)[1]
+        assert len(fcs) == 3 and {fc["_value_sha256"] for fc in fcs.values()} == set(sha)
+        files = {p.name: p.stat().st_size for p in (tmp_path / mode / "weight").iterdir()}
+        if mode == "1":
+            assert files == {f"weight_{h}": n for h, n in sha.items()}
+        else:   # one block each, 512-aligned: A's, then C's
+            assert files == {"net_weight_combined": (32 << 20) + (8 << 20)}
+            assert {fc["offset"] for fc in fcs.values()} == {0, 32 << 20}
+        y, z = ge.runtime.load(str(om)).run([x])
+        np.testing.assert_allclose(y, 2 * (x @ a), rtol=1e-4, atol=1e-3)
+        np.testing.assert_allclose(z, x @ c, rtol=1e-4, atol=1e-3)
