@@ -119,7 +119,7 @@ def build_om_content(compiled, atc_cmdline: str = "", om_path: str = ""):
         from .dynamic_shape import source_without_weights
         source_def, source_consts = source_without_weights(dynamic)
     mode = check_mode(options.get("ge.externalWeight", "0"))
-    files = externalize(consts, om_path, mode) if mode != "0" else []
+    files = externalize(consts, om_path, mode) if mode != "0" else None
     # the arrays themselves (or their file ranges): copied once, by the writer, into the file
     weights = place_weights([(op, data) for op, data in consts + source_consts
                              if op.type != FILE_CONSTANT])

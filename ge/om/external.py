@@ -23,16 +23,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ge.errors import GeError
-from ge.fsutil import os_reason, publish
+from ge.fsutil import FileRange, os_reason, publish
 from ge.graph import serialize as ser
 from ge.graph.derived import computed
 from ge.graph.filebacked import file_range_of, file_view, map_file
 from ge.graph.types import AttrValueType as VT, to_numpy_dtype
 
-from .weights import WEIGHTS_ALIGN, _round_up
+from .weights import WEIGHTS_ALIGN, SameBytes, _round_up
 
 __all__ = ["check_mode", "EXTERNAL_MODES", "WEIGHT_DIR", "FILE_CONSTANT", "externalize",
-           "weight_files", "load_file_constants", "weight_dir_of"]
+           "ExternalWeights", "load_file_constants", "weight_dir_of"]
 
 EXTERNAL_MODES = ("0", "1", "2")
 WEIGHT_DIR = "weight"
@@ -60,33 +60,22 @@ def _combined_name(om_path: str) -> str:
 
 
 def sha256_of(data) -> str:
-    """Hex sha256 of an array's bytes, read through one buffer when they are in a file."""
+    """Hex sha256 of a constant's bytes (an array, a buffer or a FileRange), read through one
+    buffer when they are in a file."""
     digest = hashlib.sha256()
-    source = file_range_of(data) if isinstance(data, np.ndarray) else None
+    source = data if isinstance(data, FileRange) else \
+        file_range_of(data) if isinstance(data, np.ndarray) else None
     for chunk in (source.chunks() if source is not None else (memoryview(data).cast("B"),)):
         digest.update(chunk)
     return digest.hexdigest()
 
 
-def _hashes(datas: list) -> list:
-    """sha256_of each, on all cores (hashlib releases the GIL): 6.7 GB of weights take
-    ~4.8 s on one core here, before any weight file can be laid out."""
-    if sum(memoryview(d).nbytes for d in datas) < _PARALLEL_HASH_BYTES:
-        return [sha256_of(d) for d in datas]
-    from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
-        return list(pool.map(sha256_of, datas))
-
-
-_PARALLEL_HASH_BYTES = 64 << 20   # below this a thread pool costs more than it saves
-
-
 @dataclass
 class _Blob:
-    sha: str
-    data: object                    # C-contiguous array, or a FileRange
+    data: object                    # a byte view, or a FileRange
     offset: int                     # in the shared layout (= the combined file's)
     ops: list = field(default_factory=list)
+    sha: str = ""                   # known once hashed (ExternalWeights)
 
 
 def _set(op, key: str, kind: VT, value) -> None:
@@ -95,6 +84,7 @@ def _set(op, key: str, kind: VT, value) -> None:
 
 
 def _to_file_constant(op, blob: _Blob, location: str, file_offset: int) -> None:
+    """Everything but the hash (and, in mode 1, the file name it makes)."""
     desc, _ = ser.desc_from_proto(op.attr["value"].t.desc)
     length = len(blob.data)
     del op.attr["value"]
@@ -104,64 +94,111 @@ def _to_file_constant(op, blob: _Blob, location: str, file_offset: int) -> None:
                              ("length", VT.VT_INT, length),
                              ("dtype", VT.VT_DATA_TYPE, desc.data_type),
                              ("shape", VT.VT_LIST_INT, list(desc.shape)),
-                             ("original_shape", VT.VT_LIST_INT, list(desc.origin_shape)),
-                             (ATTR_SHA256, VT.VT_STRING, blob.sha)):
+                             ("original_shape", VT.VT_LIST_INT, list(desc.origin_shape))):
         _set(op, key, kind, value)
     if op.output_desc:
         op.output_desc[0].data_offset, op.output_desc[0].weight_size = blob.offset, length
 
 
-def externalize(pairs, om_path: str, mode: str) -> list:
-    """Turn the (Const OpDef, bytes) pairs into FileConstants (in place) and return the weight
-    files to write, as (path, parts) in the order to publish them."""
-    blobs: dict[str, _Blob] = {}
-    end = 0
-    # a derived constant (ge.graph.derived) is computed; an empty one stays a Const
-    pairs = [(op, data) for op, data in ((op, computed(d)) for op, d in pairs)
-             if memoryview(data).nbytes]
-    for (op, data), sha in zip(pairs, _hashes([data for _, data in pairs])):
-        blob = blobs.get(sha)
-        if blob is None:
-            offset = _round_up(end, WEIGHTS_ALIGN)
-            source = file_range_of(data)
-            blob = blobs[sha] = _Blob(sha, source if source is not None else
-                                      memoryview(data).cast("B"), offset)
-            end = offset + len(blob.data)
-        blob.ops.append(op)
-    directory = weight_dir_of(om_path)
-    files = []
-    if mode == "1":
-        for blob in blobs.values():
-            name = f"weight_{blob.sha}"
-            for op in blob.ops:
-                _to_file_constant(op, blob, name, 0)
-            files.append((os.path.join(directory, name), [blob.data]))
-    else:
-        name = _combined_name(om_path)
-        parts, at = [], 0
-        for blob in blobs.values():
-            parts += [bytes(blob.offset - at), blob.data]
-            at = blob.offset + len(blob.data)
-            for op in blob.ops:
-                _to_file_constant(op, blob, name, blob.offset)
-        if blobs:
-            files.append((os.path.join(directory, name), parts))
-    return files
+_PARALLEL_HASH_BYTES = 64 << 20   # below this a thread pool costs more than it saves
 
 
-def weight_files(files) -> None:
-    """Publish the weight files (each atomically); a mode-1 file that is already there with
-    the right size is kept (its name is the hash of its bytes, as CANN reuses it)."""
-    for path, parts in files:
-        size = sum(len(p) for p in parts)
+@dataclass
+class ExternalWeights:
+    """The weight files of one OM, laid out by `externalize`.  Their sha256s go into the
+    ModelDef (and name mode 1's files): `write` computes them on the other cores while it
+    copies the combined file (each mode-1 file waits for its own only); `settle` computes
+    them without writing (an OM built in memory)."""
+    mode: str
+    directory: str
+    combined: str                   # mode 2's file name
+    blobs: list
+
+    def __bool__(self) -> bool:
+        return bool(self.blobs)
+
+    def settle(self) -> None:
+        for blob in self.blobs:
+            blob.sha = blob.sha or sha256_of(blob.data)
+        self._record()
+
+    def write(self) -> None:
+        """Publish the files (each atomically, before the OM); a mode-1 file that is already
+        there with the right size is kept (its name is the hash of its bytes, as CANN reuses
+        it).  E13004 names a file that cannot be written."""
+        from concurrent.futures import ThreadPoolExecutor
         try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            if os.path.basename(path).startswith("weight_") and os.path.isfile(path) \
-                    and os.path.getsize(path) == size:
-                continue
-            publish(path, list(parts))
+            os.makedirs(self.directory, exist_ok=True)
         except OSError as e:
-            raise GeError("E13004", {"file": path, "reason": os_reason(e)}) from None
+            raise _unwritable(self.directory, e) from None
+        size = sum(len(b.data) for b in self.blobs)
+        workers = (os.cpu_count() or 1) if size >= _PARALLEL_HASH_BYTES else 1
+        with ThreadPoolExecutor(workers) as pool:
+            hashes = [pool.submit(sha256_of, b.data) for b in self.blobs]
+            try:
+                if self.mode == "2":
+                    parts, at = [], 0
+                    for blob in self.blobs:
+                        parts += [bytes(blob.offset - at), blob.data]
+                        at = blob.offset + len(blob.data)
+                    _publish(os.path.join(self.directory, self.combined), parts)
+                for blob, sha in zip(self.blobs, hashes):
+                    blob.sha = sha.result()
+                    path = os.path.join(self.directory, f"weight_{blob.sha}")
+                    if self.mode == "1" and not (os.path.isfile(path) and
+                                                 os.path.getsize(path) == len(blob.data)):
+                        _publish(path, [blob.data])
+            finally:
+                for sha in hashes:
+                    sha.cancel()
+        self._record()
+
+    def _record(self) -> None:
+        for blob in self.blobs:
+            for op in blob.ops:
+                _set(op, ATTR_SHA256, VT.VT_STRING, blob.sha)
+                if self.mode == "1":
+                    _set(op, "location", VT.VT_STRING, f"weight_{blob.sha}")
+
+
+def _unwritable(path: str, e: OSError) -> GeError:
+    return GeError("E13004", {"file": path, "reason": os_reason(e)})
+
+
+def _publish(path: str, parts: list) -> None:
+    try:
+        publish(path, parts)
+    except OSError as e:
+        raise _unwritable(path, e) from None
+
+
+def externalize(pairs, om_path: str, mode: str) -> ExternalWeights:
+    """Turn the (Const OpDef, bytes) pairs into FileConstants (in place) and lay out their
+    weight files; identical constants share one block / file (found without hashing,
+    ge.om.weights.SameBytes).  The hashes come with `write` or `settle`."""
+    blobs: list[_Blob] = []
+    same = SameBytes()
+    end = 0
+    for op, data in pairs:
+        data = computed(data)                 # a derived constant (ge.graph.derived)
+        view = memoryview(data).cast("B")
+        if view.nbytes == 0:
+            continue                          # an empty constant stays a Const
+        source = file_range_of(data)
+        blob = same.find(view, source)
+        if blob is None:
+            blob = _Blob(source if source is not None else view, _round_up(end, WEIGHTS_ALIGN))
+            end = blob.offset + view.nbytes
+            blobs.append(blob)
+            same.add(view, blob)
+        same.remember(source, blob)
+        blob.ops.append(op)
+    external = ExternalWeights(mode, weight_dir_of(om_path), _combined_name(om_path), blobs)
+    for blob in blobs:
+        for op in blob.ops:                   # mode 1's file names come with the hashes
+            _to_file_constant(op, blob, "" if mode == "1" else external.combined,
+                              0 if mode == "1" else blob.offset)
+    return external
 
 
 # -- loading (ge.runtime) -----------------------------------------------------------------------

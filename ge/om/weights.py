@@ -16,7 +16,7 @@ from ge.graph.derived import RowScaled, computed
 from ge.graph.filebacked import file_range_of
 
 __all__ = ["WEIGHTS_START", "WEIGHTS_ALIGN", "extract_weights", "weight_parts", "place_weights",
-           "restore_weights", "const_ops"]
+           "restore_weights", "const_ops", "SameBytes"]
 
 WEIGHTS_START = 512   # kWeightsStartOffset
 WEIGHTS_ALIGN = 512   # MEM_ALIGN_SIZE
@@ -45,6 +45,30 @@ _HASHED_MAX = 64 << 10
 def _same_buffer(a: memoryview, b: memoryview) -> bool:
     """Views of one whole array (the pairs hold whole constants, never slices)."""
     return a.obj is not None and a.obj is b.obj and a.nbytes == b.nbytes
+
+
+class SameBytes:
+    """Finds the earlier constant with the same bytes as a large one, without hashing: the
+    same range of a mapped file, the same buffer (the gears of a model share their weight
+    arrays), or equal bytes among the constants of the same size."""
+
+    def __init__(self):
+        self._ranges: dict = {}
+        self._sizes: dict[int, list] = {}
+
+    def find(self, view: memoryview, source):
+        found = self._ranges.get(source) if source is not None else None
+        if found is None:
+            found = next((value for seen, value in self._sizes.get(view.nbytes, ())
+                          if _same_buffer(seen, view) or seen == view), None)
+        return found
+
+    def add(self, view: memoryview, value) -> None:
+        self._sizes.setdefault(view.nbytes, []).append((view, value))
+
+    def remember(self, source, value) -> None:
+        if source is not None:
+            self._ranges[source] = value
 
 
 def extract_weights(model_def) -> bytes:
@@ -77,8 +101,7 @@ def place_weights(pairs) -> list:
     parts = [bytes(WEIGHTS_START)]
     end = WEIGHTS_START
     small: dict[bytes, int] = {}
-    large: dict[int, list] = {}
-    ranges: dict = {}
+    large = SameBytes()
     streamed: dict[int, int] = {}
     for op, data in pairs:
         if isinstance(data, RowScaled) and data.nbytes > _HASHED_MAX:
@@ -99,13 +122,7 @@ def place_weights(pairs) -> list:
             offset = small.get(key)
             source = None           # small ones are copied from memory
         else:
-            offset = ranges.get(source) if source is not None else None
-            same_size = large.setdefault(size, [])
-            if offset is None:
-                # the gears of a model share their weight arrays: the same buffer is found by
-                # address before any byte is compared
-                offset = next((off for seen, off in same_size if _same_buffer(seen, data)
-                               or seen == data), None)
+            offset = large.find(data, source)
         if offset is None:
             offset = _round_up(end, WEIGHTS_ALIGN)
             parts += [bytes(offset - end), data if source is None else source]
@@ -113,9 +130,8 @@ def place_weights(pairs) -> list:
             if size <= _HASHED_MAX:
                 small[key] = offset
             else:
-                same_size.append((data, offset))
-        if source is not None:
-            ranges[source] = offset
+                large.add(data, offset)
+        large.remember(source, offset)
         _set_place(op, offset, size)
     if end == WEIGHTS_START:
         return []

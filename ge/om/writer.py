@@ -59,8 +59,8 @@ class OmContent:
       from the fields below when left 0.
     kernels / cust_aicpu_kernels: (kernel name, binary) pairs for TBE_KERNELS /
       CUST_AICPU_KERNELS, stored in the given order.
-    weight_files: (path, parts) of external weight files (`--external_weight`), written
-      before the OM.
+    weight_files: the external weight files (`--external_weight`, ge.om.external
+      .ExternalWeights), written before the OM; their hashes go into the ModelDef.
     model_attrs: extra ModelDef attributes (Python values or (AttrValueType, value)); they
       override the standard ones set from the fields below.
     target: (os, cpu) recorded as the host target; None -> this host.
@@ -82,7 +82,7 @@ class OmContent:
     target: Optional[tuple[str, str]] = None
     is_unknown_shape: bool = False
     op_hook: Optional[Callable] = None
-    weight_files: list = field(default_factory=list)   # (path, parts): ge.om.external
+    weight_files: object = None     # ge.om.external.ExternalWeights
 
 
 def _set(model_def, key: str, kind: VT, value) -> None:
@@ -186,6 +186,8 @@ def build_om(content: OmContent) -> bytes:
 def build_om_parts(content: OmContent, checksum: bool = True) -> list:
     """The OM file as a list of buffers, in order (the weights are not copied here); without
     `checksum` the header's checksum area is left zero (`write_om` fills it in)."""
+    if content.weight_files:
+        content.weight_files.settle()       # hashed already when write_om wrote them
     model_def = _model_def_of(content)
     if content.weights is None:
         weights = weight_parts(model_def)                  # parts: joined once, into the file
@@ -262,11 +264,11 @@ def build_om_parts(content: OmContent, checksum: bool = True) -> list:
 
 def write_om(path: str, content: OmContent) -> None:
     """Build the OM and publish it at `path` (temporary name beside it, then rename), after
-    its external weight files, so a published OM never names a weight file still missing."""
-    parts = build_om_parts(content, checksum=False)
+    its external weight files, so a published OM never names a weight file still missing
+    (their hashes, which the ModelDef records, are computed while they are written)."""
     if content.weight_files:
-        from .external import weight_files
-        weight_files(content.weight_files)
+        content.weight_files.write()
+    parts = build_om_parts(content, checksum=False)
     assert len(parts[0]) >= HEADER_SIZE
     # the body is hashed by a second thread while this one copies it into the file and
     # fsyncs it (both release the GIL); the checksum goes into the header before the rename
