@@ -237,12 +237,13 @@ def plot(rows: list, path: Path) -> None:
     series = (("ours", "pyatc (weights in OM)", "o-"),
               ("ours_ext2", "pyatc --external_weight=2", "s-"),
               ("ort", "onnxruntime offline optimisation", "^-"),
-              ("cp", "cp --reflink=never", "k--"))
+              ("cp", "cp --reflink=never", "k--"),
+              ("cp_sync", "cp, then sync (ours fsyncs what it writes)", "k:"))
     for key, label, style in series:
         xs = [g for g, r in zip(gb, rows) if key in r]
         if xs:
             left.plot(xs, [r[key] for r in rows if key in r], style, label=label)
-        if key != "cp" and xs:
+        if not key.startswith("cp") and xs:
             right.plot(xs, [r[key + "_rss"] / 2**20 for r in rows if key in r], style,
                        label=label)
     for ax, title, unit in ((left, "compile time", "seconds"),
