@@ -14,8 +14,8 @@ For each size (weight bytes; the largest is d_model 4096, 8 layers, vocab 8192 =
          after one unmeasured compile of the same model (kernel cache, byte code)
   ort    onnxruntime offline optimisation to a model with external initializers, sizes up to
          --ort-max (it holds every weight in memory)
-Every run is preceded by `sync`, so one run's dirty pages do not throttle the next; ours
-includes the fsync of what it writes, cp does not (both times are printed).  Disk space is
+Every run is preceded by `sync`, so one run's dirty pages do not throttle the next; neither
+ours nor cp fsyncs what it writes (cp followed by sync is printed too: the disk's time).  Disk space is
 checked first: the largest size needs about 3x its weights free at a time (its data, one copy
 or OM, and the next artefact); files are deleted as soon as they are measured.  For the
 largest OM the partition table is read back (WEIGHTS_DATA past 4 GiB) and its checksum
@@ -238,7 +238,7 @@ def plot(rows: list, path: Path) -> None:
               ("ours_ext2", "pyatc --external_weight=2", "s-"),
               ("ort", "onnxruntime offline optimisation", "^-"),
               ("cp", "cp --reflink=never", "k--"),
-              ("cp_sync", "cp, then sync (ours fsyncs what it writes)", "k:"))
+              ("cp_sync", "cp, then sync (the disk's time)", "k:"))
     for key, label, style in series:
         xs = [g for g, r in zip(gb, rows) if key in r]
         if xs:

@@ -1,7 +1,7 @@
 """ge.fsutil: everything the project writes under a temporary name, in one place.
 
   temps    the temporary-name format, the stale sweep, private work directories
-  atomic   atomic publication of a file (temporary name beside it, fsync, rename)
+  atomic   atomic publication of a file (temporary name beside it, rename; no fsync)
   reading  reading inputs: regular files only, files read whole within a size limit
   ranges   FileRange: bytes of a file copied or hashed without reading them into an object
   faults   test-only fault points (GE_TEST_FAULT): kill the process, or wait for a signal

@@ -7,7 +7,7 @@ by a second thread while they are written (docs/om.md "Integrity").  Model attri
 real ATC OM carries are filled in (§8.5), plus the host-target marker of this implementation:
 `_pyatc_target` = "host-<os>-<cpu>" and `host_env_os` / `host_env_cpu`.
 
-Publishing: the bytes go to `.<name>.tmp-<host>-<pid>-<rand>` beside the target, are fsynced and
+Publishing: the bytes go to `.<name>.tmp-<host>-<pid>-<rand>` beside the target and are
 renamed into place, so an interrupted run never leaves a partial OM under the final name; the
 next write of the same target removes such temporaries left by dead processes of this host (or
 older than an hour).  Test-only fault points `om.partial` / `om.written` (ge.fsutil.faults) stop
@@ -270,8 +270,8 @@ def write_om(path: str, content: OmContent) -> None:
         content.weight_files.write()
     parts = build_om_parts(content, checksum=False)
     assert len(parts[0]) >= HEADER_SIZE
-    # the body is hashed by a second thread while this one copies it into the file and
-    # fsyncs it (both release the GIL); the checksum goes into the header before the rename
+    # the body is hashed by a second thread while this one copies it into the file (both
+    # release the GIL); the checksum goes into the header before the rename
     with ThreadPoolExecutor(1) as pool:
         digest = pool.submit(body_checksum, parts[1:])
         try:
