@@ -9,6 +9,8 @@ against the real file.
 """
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass, field
 
 from google.protobuf.message import DecodeError
@@ -33,7 +35,6 @@ class OmFile:
     header: OmHeader
     partitions: list[Partition]
     model_def: object                      # ge.proto.ModelDef of table 0 (Const data empty)
-    weights: bytes = b""
     task_def: object = None                # domi.ModelTaskDef or None
     kernels: list = field(default_factory=list)             # [(name, binary)] TBE_KERNELS
     cust_aicpu_kernels: list = field(default_factory=list)
@@ -41,10 +42,21 @@ class OmFile:
     data: bytes = field(default=b"", repr=False)
 
     def payload(self, ptype: int, table: int = 0) -> bytes:
+        return bytes(self.payload_view(ptype, table))
+
+    def payload_view(self, ptype: int, table: int = 0) -> memoryview:
+        """A partition's bytes as a view of the file's, not a copy."""
         for p in self.partitions:
             if p.table == table and p.type == ptype:
-                return self.data[p.offset:p.offset + p.size]
-        return b""
+                return memoryview(self.data)[p.offset:p.offset + p.size]
+        return memoryview(b"")
+
+    @functools.cached_property
+    def weights(self) -> bytes:
+        """WEIGHTS_DATA (b"" when absent), copied out of the file's bytes when first asked:
+        the runtime copies it straight into its aligned weight space instead
+        (`payload_view`), so a loaded model never holds it three times."""
+        return self.payload(PartitionType.WEIGHTS_DATA)
 
     def partition_size(self, ptype: int, table: int = 0) -> int:
         return next((p.size for p in self.partitions if p.table == table and p.type == ptype), 0)
@@ -88,7 +100,6 @@ def parse_om(data: bytes, source: str = "<memory>") -> OmFile:
     om.model_def = _parse_message(pb.ModelDef, om.payload(p.type), "MODEL_DEF", source, p.offset)
     if not om.model_def.graph:
         raise om_error(source, "MODEL_DEF holds no graph", p.offset)
-    om.weights = om.payload(PartitionType.WEIGHTS_DATA)
     if PartitionType.TASK_INFO in first:
         p = first[PartitionType.TASK_INFO]
         om.task_def = _parse_message(pb.ModelTaskDef, om.payload(p.type), "TASK_INFO", source,

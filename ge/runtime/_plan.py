@@ -19,6 +19,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ge.om.container import PartitionType
 from ge.om.plan import KERNEL_TYPE_TE, MEMORY_ALIGN, TASK_GEN_WEIGHT_ADDR
 from ge.graph.attr_names import (ATTR_KERNEL_NAME, ATTR_KERNEL_SHA256, ATTR_KERNEL_NAME_FOR_LOAD,
     ATTR_SUBGRAPH_IR_NAMES, ATTR_PARENT_INDEX, ATTR_ORIGIN, ATTR_TARGET)
@@ -145,7 +146,7 @@ class _Spaces:
                                      f"{MAX_ARENA_BYTES}"})
         self.memory_size = size
         self.arena = aligned_zeros(size)
-        raw = om.weights or b""
+        raw = om.payload_view(PartitionType.WEIGHTS_DATA)
         self.weights = aligned_zeros(len(raw))
         self.weights[:] = np.frombuffer(raw, dtype=np.uint8)
         self.weights.setflags(write=False)
