@@ -358,3 +358,16 @@ def test_identical_weights_share_one_file_and_block(tmp_path, atc_main):
         y, z = ge.runtime.load(str(om)).run([x])
         np.testing.assert_allclose(y, 2 * (x @ a), rtol=1e-4, atol=1e-3)
         np.testing.assert_allclose(z, x @ c, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("mode", ["1", "2"])
+def test_an_unwritable_weight_directory_is_e13004_and_no_om(models, atc_main, tmp_path, mode):
+    """A regular file where the weight directory goes: E13004 names it, exit 255, no OM and no
+    temporary left beside it."""
+    (tmp_path / "weight").write_text("not a directory")
+    run = atc_main(f"--model={models['external']}", "--framework=5", "--output=net", SOC, F32,
+                   f"--external_weight={mode}", cwd=tmp_path)
+    assert run.rc == 255 and "E13004" in run.text, run.text
+    assert str(tmp_path / "weight") in run.text and "Traceback" not in run.text
+    assert not any(p.suffix == ".om" or ".tmp-" in p.name for p in tmp_path.iterdir()), \
+        sorted(p.name for p in tmp_path.iterdir())
