@@ -88,7 +88,7 @@ _TABLE = {
     "ReduceMax": (WHITE, f"{_MATH} experimental/math/reduce_max_v2"),
     "ReduceMin": (WHITE, f"{_MATH} experimental/math/reduce_min_v2"),
     "ReduceProd": (WHITE, f"{_MATH} experimental/math/reduce_prod_v2"),
-    "ArgMaxV2": (GRAY, OURS), "TopK": (GRAY, OURS), "Cumsum": (GRAY, OURS),
+    "ArgMaxV2": (GRAY, OURS), "ArgMin": (GRAY, OURS), "TopK": (GRAY, OURS), "Cumsum": (GRAY, OURS),
     # data movement: the values are copied, never computed
     "Transpose": (WHITE, f"{_MATH} conversion/transpose_v2"), "TransposeD": (GRAY, OURS),
     "BroadcastTo": (GRAY, OURS), "Expand": (GRAY, OURS), "Tile": (GRAY, OURS),

@@ -83,9 +83,12 @@ def test_shape_start_end_slice_the_shape():
     assert _types(parse_onnx(single("Shape", opset=15))) == ["Shape"]
 
 
-def test_argmax_select_last_index_is_an_extra_attr():
-    g = parse_onnx(single("ArgMax", axis=1, keepdims=0, select_last_index=1))
-    assert attrs(only(g, "ArgMaxV2"))["select_last_index"] == 1
+@pytest.mark.parametrize("onnx_op,ir_type", [("ArgMax", "ArgMaxV2"), ("ArgMin", "ArgMin")])
+def test_arg_select_last_index_is_an_extra_attr(onnx_op, ir_type):
+    g = parse_onnx(single(onnx_op, axis=1, keepdims=0, select_last_index=1))
+    assert attrs(only(g, ir_type))["select_last_index"] == 1
+    assert "ExpandDims" not in _types(g)
+    assert "ExpandDims" in _types(parse_onnx(single(onnx_op, axis=1)))    # keepdims = 1
 
 
 @pytest.mark.parametrize("reduction,ir_type", [("add", "ScatterNdAdd"), ("max", "ScatterNdMax"),

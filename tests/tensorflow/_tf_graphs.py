@@ -224,6 +224,7 @@ def op_cases(tf) -> dict:
         "Min": lambda x: r.Min(input=x, axis=i32([2]), keep_dims=True),
         "Prod": lambda x: r.Prod(input=x, axis=i32([1]), keep_dims=True),
         "ArgMax": lambda x: r.ArgMax(input=x, dimension=i32(3)),
+        "ArgMin": lambda x: r.ArgMin(input=x, dimension=i32(2), output_type=tf.int32),
         "Reshape": lambda x: r.Reshape(tensor=x, shape=i32([-1, 16])),
         "Squeeze": lambda x: r.Squeeze(input=x[:, :1], axis=[1]),
         "ExpandDims": lambda x: r.ExpandDims(input=x, axis=i32(-1)),

@@ -1,5 +1,5 @@
 """Pooling and reductions (spec/ir-ops.md §3.6): MaxPoolV3, MaxPool, MaxPool3D, AvgPoolV2,
-AvgPool3D, GlobalAveragePool, ReduceMean/Sum/Max/Min, ArgMaxV2, TopK, Cumsum, Einsum.
+AvgPool3D, GlobalAveragePool, ReduceMean/Sum/Max/Min, ArgMaxV2, ArgMin, TopK, Cumsum, Einsum.
 
 Pool geometry follows ONNX/onnxruntime: CALCULATED uses the explicit pads, with ceil_mode the
 last window must start inside the input or its begin padding; SAME pads like ONNX SAME_UPPER
@@ -329,21 +329,25 @@ def infer_argmax(ctx):
     return [(tuple(d for i, d in enumerate(xs) if i != axis), out_dt)]
 
 
-def kernel_argmax(ins, attrs):
-    from ge.graph.types import to_numpy_dtype
-    x, axis = ins[0], int(ins[1].reshape(-1)[0])
-    if attrs.get("select_last_index"):  # extra attr (ONNX): the last max wins
-        idx = x.shape[axis] - 1 - np.argmax(np.flip(x, axis), axis=axis)
-    else:
-        idx = np.argmax(x, axis=axis)
-    return [idx.astype(to_numpy_dtype(DT(attrs["dtype"])))]
+def arg_kernel(find):
+    """The reference kernel of an index-of-extreme op: `find` is np.argmax or np.argmin."""
+    def kernel(ins, attrs):
+        from ge.graph.types import to_numpy_dtype
+        x, axis = ins[0], int(ins[1].reshape(-1)[0])
+        if attrs.get("select_last_index"):  # extra attr (ONNX): the last one wins
+            idx = x.shape[axis] - 1 - find(np.flip(x, axis), axis=axis)
+        else:
+            idx = find(x, axis=axis)
+        return [idx.astype(to_numpy_dtype(DT(attrs["dtype"])))]
+    return kernel
 
 
-register(OpDef("ArgMaxV2", inputs=(Port("x"), Port("dimension")), outputs=(Port("y"),),
-               attrs=(AttrSpec("dtype", VT.VT_DATA_TYPE, DT.DT_INT64),),
-               infer=infer_argmax, kernel=kernel_argmax, family=FAMILY,
-               doc="index of the max along dimension (dim removed, first max wins; the last with "
-                   "the extra attr select_last_index = 1)"))
+for _name, _find, _what in (("ArgMaxV2", np.argmax, "max"), ("ArgMin", np.argmin, "min")):
+    register(OpDef(_name, inputs=(Port("x"), Port("dimension")), outputs=(Port("y"),),
+                   attrs=(AttrSpec("dtype", VT.VT_DATA_TYPE, DT.DT_INT64),),
+                   infer=infer_argmax, kernel=arg_kernel(_find), family=FAMILY,
+                   doc=f"index of the {_what} along dimension (dim removed, the first {_what} "
+                       f"wins; the last with the extra attr select_last_index = 1)"))
 
 
 def infer_topk(ctx):

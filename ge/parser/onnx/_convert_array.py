@@ -339,17 +339,22 @@ def reduce_sum_square(ctx: NodeCtx) -> list:
     return _reduce(ctx, "ReduceSum", 18, square)
 
 
-def arg_max(ctx: NodeCtx) -> list:
-    axis = int(ctx.attr("axis", 0))
-    dim = ctx.const_node(np.int32(axis), suffix="dimension")
-    attrs = {"dtype": DT.DT_INT64}
-    if int(ctx.attr("select_last_index", 0)) == 1:  # extra attr (ours): the last max wins
-        attrs["select_last_index"] = 1
-    y = (ctx.emit("ArgMaxV2", [ctx.ins[0], dim], attrs, suffix="ArgMaxV2"), 0)
-    if int(ctx.attr("keepdims", 1)) == 1:
-        y = (ctx.emit("ExpandDims", [y, ctx.const_node(np.int32(axis), suffix="axis")],
-                      suffix="ExpandDims"), 0)
-    return [y]
+def arg_extreme(ir_type: str):
+    """ArgMax / ArgMin: the IR op (ArgMaxV2 / ArgMin) over a constant dimension, then
+    ExpandDims when keepdims = 1."""
+    def convert(ctx: NodeCtx) -> list:
+        axis = int(ctx.attr("axis", 0))
+        dim = ctx.const_node(np.int32(axis), suffix="dimension")
+        attrs = {"dtype": DT.DT_INT64}
+        if int(ctx.attr("select_last_index", 0)) == 1:  # extra attr (ours): the last one wins
+            attrs["select_last_index"] = 1
+        y = (ctx.emit(ir_type, [ctx.ins[0], dim], attrs, suffix=ir_type), 0)
+        if int(ctx.attr("keepdims", 1)) == 1:
+            y = (ctx.emit("ExpandDims", [y, ctx.const_node(np.int32(axis), suffix="axis")],
+                          suffix="ExpandDims"), 0)
+        return [y]
+    convert.__name__ = f"arg_{ir_type}"
+    return convert
 
 
 def _top_k_outputs(ctx: NodeCtx, node) -> list:

@@ -266,8 +266,13 @@ def reduce(ir_type: str):
     return convert
 
 
-def arg_max(ctx: TfCtx) -> list:
-    return ctx.one("ArgMaxV2", ctx.ins[:2], {"dtype": ctx.dtype_attr("output_type", DT.DT_INT64)})
+def arg_extreme(ir_type: str):
+    """ArgMax / ArgMin: ArgMaxV2 / ArgMin with the index type of `output_type`."""
+    def convert(ctx: TfCtx) -> list:
+        return ctx.one(ir_type, ctx.ins[:2],
+                       {"dtype": ctx.dtype_attr("output_type", DT.DT_INT64)})
+    convert.__name__ = f"arg_{ir_type}"
+    return convert
 
 
 # ---- shapes and layout ----------------------------------------------------------------------

@@ -89,7 +89,8 @@ MAPPINGS: tuple[TfOp, ...] = (
     _row("Max", "ReduceMax", C.reduce("ReduceMax")),
     _row("Min", "ReduceMin", C.reduce("ReduceMin")),
     _row("Prod", "ReduceProd", C.reduce("ReduceProd")),
-    _row("ArgMax", "ArgMaxV2", C.arg_max),
+    _row("ArgMax", "ArgMaxV2", C.arg_extreme("ArgMaxV2")),
+    _row("ArgMin", "ArgMin", C.arg_extreme("ArgMin")),
     # ---- shape and tensor manipulation -----------------------------------------------------
     _row("Squeeze", "Squeeze", C.squeeze),
     _row("ConcatV2", ("ConcatV2", "Identity"), C.concat_v2),
