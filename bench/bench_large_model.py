@@ -15,9 +15,9 @@ For each size (weight bytes; the largest is d_model 4096, 8 layers, vocab 8192 =
   ort    onnxruntime offline optimisation to a model with external initializers, sizes up to
          --ort-max (it holds every weight in memory)
 Every run is preceded by `sync`, so one run's dirty pages do not throttle the next; neither
-ours nor cp fsyncs what it writes (cp followed by sync is printed too: the disk's time).  Disk space is
-checked first: the largest size needs about 3x its weights free at a time (its data, one copy
-or OM, and the next artefact); files are deleted as soon as they are measured.  For the
+ours nor cp fsyncs what it writes (cp followed by sync is printed too: the disk's time).  Disk
+space is checked first: the largest size needs about 3x its weights free at a time (its data,
+one copy or OM, and the next artefact); files are deleted as soon as they are measured.  For the
 largest OM the partition table is read back (WEIGHTS_DATA past 4 GiB) and its checksum
 verified.  The prompt check compiles a small instance (d_model 512, 2 layers) both ways and
 compares the host runtime's logits with onnxruntime's.

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -103,6 +104,18 @@ def _to_file_constant(op, blob: _Blob, location: str, file_offset: int) -> None:
 _PARALLEL_HASH_BYTES = 64 << 20   # below this a thread pool costs more than it saves
 
 
+def _hash_pool(datas: list) -> ThreadPoolExecutor:
+    """Threads to hash `datas` (byte views or FileRanges) with: every core from 64 MiB on
+    (hashlib releases the GIL), one below."""
+    big = sum(len(d) for d in datas) >= _PARALLEL_HASH_BYTES
+    return ThreadPoolExecutor((os.cpu_count() or 1) if big else 1)
+
+
+def _hashed_name(sha: str) -> str:
+    """A mode-1 weight file's name."""
+    return f"weight_{sha}"
+
+
 @dataclass
 class ExternalWeights:
     """The weight files of one OM, laid out by `externalize`.  Their sha256s go into the
@@ -118,22 +131,21 @@ class ExternalWeights:
         return bool(self.blobs)
 
     def settle(self) -> None:
-        for blob in self.blobs:
-            blob.sha = blob.sha or sha256_of(blob.data)
+        missing = [b for b in self.blobs if not b.sha]
+        with _hash_pool([b.data for b in missing]) as pool:
+            for blob, sha in zip(missing, pool.map(sha256_of, [b.data for b in missing])):
+                blob.sha = sha
         self._record()
 
     def write(self) -> None:
         """Publish the files (each atomically, before the OM); a mode-1 file that is already
         there with the right size is kept (its name is the hash of its bytes, as CANN reuses
         it).  E13004 names a file that cannot be written."""
-        from concurrent.futures import ThreadPoolExecutor
         try:
             os.makedirs(self.directory, exist_ok=True)
         except OSError as e:
             raise _unwritable(self.directory, e) from None
-        size = sum(len(b.data) for b in self.blobs)
-        workers = (os.cpu_count() or 1) if size >= _PARALLEL_HASH_BYTES else 1
-        with ThreadPoolExecutor(workers) as pool:
+        with _hash_pool([b.data for b in self.blobs]) as pool:
             hashes = [pool.submit(sha256_of, b.data) for b in self.blobs]
             try:
                 if self.mode == "2":
@@ -144,10 +156,9 @@ class ExternalWeights:
                     _publish(os.path.join(self.directory, self.combined), parts)
                 for blob, sha in zip(self.blobs, hashes):
                     blob.sha = sha.result()
-                    path = os.path.join(self.directory, f"weight_{blob.sha}")
-                    if self.mode == "1" and not (os.path.isfile(path) and
-                                                 os.path.getsize(path) == len(blob.data)):
-                        _publish(path, [blob.data])
+                    if self.mode == "1":
+                        _publish_once(os.path.join(self.directory, _hashed_name(blob.sha)),
+                                      blob.data)
             finally:
                 for sha in hashes:
                     sha.cancel()
@@ -158,7 +169,7 @@ class ExternalWeights:
             for op in blob.ops:
                 _set(op, ATTR_SHA256, VT.VT_STRING, blob.sha)
                 if self.mode == "1":
-                    _set(op, "location", VT.VT_STRING, f"weight_{blob.sha}")
+                    _set(op, "location", VT.VT_STRING, _hashed_name(blob.sha))
 
 
 def _unwritable(path: str, e: OSError) -> GeError:
@@ -170,6 +181,12 @@ def _publish(path: str, parts: list) -> None:
         publish(path, parts)
     except OSError as e:
         raise _unwritable(path, e) from None
+
+
+def _publish_once(path: str, data) -> None:
+    """A file named by the hash of its bytes: one of the right size is already them."""
+    if not (os.path.isfile(path) and os.path.getsize(path) == len(data)):
+        _publish(path, [data])
 
 
 def externalize(pairs, om_path: str, mode: str) -> ExternalWeights:
@@ -257,12 +274,8 @@ def _verify(checks: list, om_path: str) -> None:
     """Each ((path, offset, length), (op name, bytes, recorded sha256)) hashed, on all cores
     from 64 MiB on; EP0310 names the first one that differs."""
     datas = [data for _, (_, data, _) in checks]
-    if sum(d.nbytes for d in datas) >= _PARALLEL_HASH_BYTES:
-        from concurrent.futures import ThreadPoolExecutor
-        with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
-            digests = list(pool.map(sha256_of, datas))
-    else:
-        digests = [sha256_of(d) for d in datas]
+    with _hash_pool(datas) as pool:
+        digests = list(pool.map(sha256_of, datas))
     for ((path, _, _), (name, _, want)), got in zip(checks, digests):
         if got != want:
             raise _bad(path, om_path, f"the bytes of FileConstant {name} have sha256 {got}, "

@@ -10,7 +10,6 @@ against the real file.
 from __future__ import annotations
 
 import functools
-
 from dataclasses import dataclass, field
 
 from google.protobuf.message import DecodeError

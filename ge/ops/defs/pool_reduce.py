@@ -317,9 +317,10 @@ for _name, _fn in REDUCTIONS:
                    doc=f"{_name} over the axes tensor"))
 
 
-# ---- ArgMaxV2, TopK, Cumsum -----------------------------------------------------------------
+# ---- ArgMaxV2, ArgMin, TopK, Cumsum ---------------------------------------------------------
 
-def infer_argmax(ctx):
+def infer_arg_extreme(ctx):
+    """ArgMaxV2 / ArgMin: x's shape without `dimension`, of the index type `dtype`."""
     xs = shape_of(ctx, 0)
     dim = const_ints(ctx, 1, "dimension")
     out_dt = DT(ctx.attrs["dtype"])
@@ -345,7 +346,7 @@ def arg_kernel(find):
 for _name, _find, _what in (("ArgMaxV2", np.argmax, "max"), ("ArgMin", np.argmin, "min")):
     register(OpDef(_name, inputs=(Port("x"), Port("dimension")), outputs=(Port("y"),),
                    attrs=(AttrSpec("dtype", VT.VT_DATA_TYPE, DT.DT_INT64),),
-                   infer=infer_argmax, kernel=arg_kernel(_find), family=FAMILY,
+                   infer=infer_arg_extreme, kernel=arg_kernel(_find), family=FAMILY,
                    doc=f"index of the {_what} along dimension (dim removed, the first {_what} "
                        f"wins; the last with the extra attr select_last_index = 1)"))
 
